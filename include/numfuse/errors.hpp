@@ -1,0 +1,62 @@
+// Typed errors. Errors a user causes (bad shapes, dtypes, values) are distinct
+// from InternalError, which means numfuse itself is wrong.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace nf {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Shapes that do not broadcast, bad axes, bad slices, bad reshapes.
+class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An op applied to a dtype it does not accept, or an unsafe in-place cast.
+class DTypeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A value outside what an op accepts (an index out of range, a scalar that does
+// not fit the array's dtype, a reduction of an empty array without identity).
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
+class OutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
+// NVRTC rejected generated source; carries both so a bug report is complete.
+class CompileError : public Error {
+ public:
+  CompileError(const std::string& what, std::string source, std::string log)
+      : Error(what), source_(std::move(source)), log_(std::move(log)) {}
+  const std::string& source() const { return source_; }
+  const std::string& log() const { return log_; }
+
+ private:
+  std::string source_;
+  std::string log_;
+};
+
+class CudaError : public Error {
+ public:
+  using Error::Error;
+};
+
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace nf

@@ -1,0 +1,136 @@
+// Free functions on arrays and expressions, named as in numpy. Each returns a
+// lazy nf::Expr. Every op here is one row of numfuse's op table.
+//
+// One deliberate difference from numpy: reductions keep the reduced axes with
+// length 1, so `A - mean(A, 1)` broadcasts row-wise as written; squeeze()
+// drops them.
+#pragma once
+
+#include <cstdint>
+
+#include "numfuse/dtype.hpp"
+#include "numfuse/expr.hpp"
+#include "numfuse/shape.hpp"
+
+namespace nf {
+
+// ---- elementwise, unary ----------------------------------------------------
+// Functions marked (float) give a floating result for integer or bool input,
+// as numpy does: i32/i64 -> f64, u8/bool -> f16.
+
+Expr negative(const Expr& x);
+Expr abs(const Expr& x);
+Expr sign(const Expr& x);
+Expr exp(const Expr& x);         // (float)
+Expr exp2(const Expr& x);        // (float)
+Expr log(const Expr& x);         // (float)
+Expr log2(const Expr& x);        // (float)
+Expr log10(const Expr& x);       // (float)
+Expr log1p(const Expr& x);       // (float)
+Expr expm1(const Expr& x);       // (float)
+Expr sqrt(const Expr& x);        // (float)
+Expr rsqrt(const Expr& x);       // (float) 1/sqrt(x)
+Expr cbrt(const Expr& x);        // (float)
+Expr reciprocal(const Expr& x);  // (float) 1/x; unlike numpy, never integer division
+Expr square(const Expr& x);
+Expr sin(const Expr& x);         // (float)
+Expr cos(const Expr& x);         // (float)
+Expr tan(const Expr& x);         // (float)
+Expr asin(const Expr& x);        // (float)
+Expr acos(const Expr& x);        // (float)
+Expr atan(const Expr& x);        // (float)
+Expr sinh(const Expr& x);        // (float)
+Expr cosh(const Expr& x);        // (float)
+Expr tanh(const Expr& x);        // (float)
+Expr sigmoid(const Expr& x);     // (float) 1/(1+exp(-x))
+Expr logistic(const Expr& x);    // the same as sigmoid
+Expr relu(const Expr& x);        // max(x, 0)
+Expr gelu(const Expr& x);        // (float) x*Phi(x), the exact erf form
+Expr softplus(const Expr& x);    // (float) log(1+exp(x)), computed stably
+Expr erf(const Expr& x);         // (float)
+Expr floor(const Expr& x);       // integers pass through unchanged
+Expr ceil(const Expr& x);
+Expr round(const Expr& x);       // half to even, as numpy
+Expr trunc(const Expr& x);
+Expr isnan(const Expr& x);       // -> bool
+Expr isinf(const Expr& x);       // -> bool
+Expr isfinite(const Expr& x);    // -> bool
+Expr logical_not(const Expr& x);  // -> bool
+
+// ---- elementwise, binary (operands broadcast) -------------------------------
+
+Expr add(const Expr& a, const Expr& b);
+Expr subtract(const Expr& a, const Expr& b);
+Expr multiply(const Expr& a, const Expr& b);
+Expr divide(const Expr& a, const Expr& b);     // true division: integers give f64
+Expr remainder(const Expr& a, const Expr& b);  // sign of the divisor, as numpy's %
+Expr power(const Expr& a, const Expr& b);
+Expr pow(const Expr& a, const Expr& b);  // the same as power
+Expr atan2(const Expr& y, const Expr& x);
+Expr minimum(const Expr& a, const Expr& b);  // NaN propagates
+Expr maximum(const Expr& a, const Expr& b);  // NaN propagates
+Expr less(const Expr& a, const Expr& b);
+Expr less_equal(const Expr& a, const Expr& b);
+Expr equal(const Expr& a, const Expr& b);
+Expr not_equal(const Expr& a, const Expr& b);
+Expr greater(const Expr& a, const Expr& b);
+Expr greater_equal(const Expr& a, const Expr& b);
+Expr logical_and(const Expr& a, const Expr& b);
+Expr logical_or(const Expr& a, const Expr& b);
+
+Expr where(const Expr& cond, const Expr& a, const Expr& b);
+Expr clip(const Expr& x, const Expr& lo, const Expr& hi);
+Expr astype(const Expr& x, DType t);
+
+inline Expr operator+(const Expr& a, const Expr& b) { return add(a, b); }
+inline Expr operator-(const Expr& a, const Expr& b) { return subtract(a, b); }
+inline Expr operator*(const Expr& a, const Expr& b) { return multiply(a, b); }
+inline Expr operator/(const Expr& a, const Expr& b) { return divide(a, b); }
+inline Expr operator%(const Expr& a, const Expr& b) { return remainder(a, b); }
+inline Expr operator-(const Expr& a) { return negative(a); }
+inline Expr operator+(const Expr& a) { return a; }
+inline Expr operator<(const Expr& a, const Expr& b) { return less(a, b); }
+inline Expr operator<=(const Expr& a, const Expr& b) { return less_equal(a, b); }
+inline Expr operator==(const Expr& a, const Expr& b) { return equal(a, b); }
+inline Expr operator!=(const Expr& a, const Expr& b) { return not_equal(a, b); }
+inline Expr operator>(const Expr& a, const Expr& b) { return greater(a, b); }
+inline Expr operator>=(const Expr& a, const Expr& b) { return greater_equal(a, b); }
+inline Expr operator&&(const Expr& a, const Expr& b) { return logical_and(a, b); }
+inline Expr operator||(const Expr& a, const Expr& b) { return logical_or(a, b); }
+inline Expr operator!(const Expr& a) { return logical_not(a); }
+
+// ---- reductions ------------------------------------------------------------
+// Over all axes by default, one axis (`sum(A, 1)`) or several (`sum(A, {0, 2})`).
+// Reduced axes are kept with length 1.
+
+Expr sum(const Expr& x, Axes axes = {});     // integers and bool sum in i64
+Expr prod(const Expr& x, Axes axes = {});    // integers and bool multiply in i64
+Expr mean(const Expr& x, Axes axes = {});    // integers give f64
+Expr var(const Expr& x, Axes axes = {}, int ddof = 0);
+Expr std(const Expr& x, Axes axes = {}, int ddof = 0);
+Expr min(const Expr& x, Axes axes = {});
+Expr max(const Expr& x, Axes axes = {});
+Expr argmin(const Expr& x, int axis);  // -> i64, first index on ties
+Expr argmax(const Expr& x, int axis);
+Expr argmin(const Expr& x);            // index into the flattened array
+Expr argmax(const Expr& x);
+Expr any(const Expr& x, Axes axes = {});
+// all(...) is nf::all, declared in array.hpp beside the full slice it shares a name with.
+Expr logsumexp(const Expr& x, Axes axes = {});
+
+// ---- shape ops on expressions ------------------------------------------------
+
+Expr reshape(const Expr& x, Shape shape);
+Expr transpose(const Expr& x, std::vector<int> perm = {});
+Expr squeeze(const Expr& x, Axes axes = {});
+Expr expand_dims(const Expr& x, int axis);
+Expr broadcast_to(const Expr& x, Shape shape);
+
+// ---- products ----------------------------------------------------------------
+// dot: numpy's rules for 1-D and 2-D operands. matmul: also batched (..., M, K)
+// @ (..., K, N) with broadcast batch axes.
+
+Expr dot(const Expr& a, const Expr& b);
+Expr matmul(const Expr& a, const Expr& b);
+
+}  // namespace nf

@@ -1,0 +1,99 @@
+// Array members that evaluate: construction from expressions, assignment,
+// in-place updates and reads. Every one builds the whole statement first, so
+// an error leaves the target unchanged.
+#include <cstring>
+#include <string>
+
+#include "api/execute.hpp"
+#include "core/shape_util.hpp"
+#include "core/storage.hpp"
+#include "graph/build.hpp"
+#include "numfuse/errors.hpp"
+#include "numfuse/ops.hpp"
+
+namespace nf {
+
+Array::Array(const Expr& e) : Array(new_array(e.dtype(), e.shape())) {
+  execute({e.node()}, {*this});
+}
+
+Array& Array::operator=(const Expr& e) & {
+  *this = Array(e);
+  return *this;
+}
+
+const Array& Array::operator=(const Array& other) && {
+  write(Expr(other));
+  return *this;
+}
+
+const Array& Array::operator=(const Expr& e) && {
+  write(e);
+  return *this;
+}
+
+// numpy's a[...] = e: e broadcasts to the view's shape and is cast to its dtype.
+void Array::write(const Expr& e) const {
+  const Shape& s = e.shape();
+  if (s.size() > shape_.size() || broadcast_shapes(s, shape_, "assignment") != shape_) {
+    throw ShapeError("assignment: a value of shape " + to_string(s) +
+                     " cannot be written into an array of shape " + to_string(shape_));
+  }
+  execute({make_broadcast(make_cast(e.node(), dtype_), shape_)}, {*this});
+}
+
+// numpy's a op= e: in place, and the result must be same-kind castable.
+void Array::update(const Expr& e) const {
+  if (!can_cast_same_kind(e.dtype(), dtype_)) {
+    throw DTypeError("in-place update of a " + std::string(name(dtype_)) + " array with a " +
+                     std::string(name(e.dtype())) +
+                     " result would lose its kind; write a = a op x, or cast first");
+  }
+  write(e);
+}
+
+Array& Array::operator+=(const Expr& e) {
+  update(*this + e);
+  return *this;
+}
+Array& Array::operator-=(const Expr& e) {
+  update(*this - e);
+  return *this;
+}
+Array& Array::operator*=(const Expr& e) {
+  update(*this * e);
+  return *this;
+}
+Array& Array::operator/=(const Expr& e) {
+  update(*this / e);
+  return *this;
+}
+
+Array Array::copy() const { return Array(Expr(*this)); }
+
+Array Array::astype(DType t) const { return Array(nf::astype(*this, t)); }
+
+Array Array::reshape(Shape shape) const {
+  const NodePtr r = make_reshape(make_leaf(*this), std::move(shape));
+  if (is_contiguous()) {
+    return Array(storage_, dtype_, r->shape, contiguous_strides(r->shape), offset_);
+  }
+  return Array(Expr(r));
+}
+
+void Array::read_into(void* dst, DType t) const {
+  const Array src = (t == dtype_ && is_contiguous()) ? *this : Array(nf::astype(*this, t));
+  if (src.size() == 0) return;
+  std::memcpy(dst, static_cast<const char*>(src.storage_->data) + src.offset_ * itemsize(t),
+              static_cast<std::size_t>(src.size()) * itemsize(t));
+}
+
+void Array::read_item(void* dst, DType t) const {
+  if (size() != 1) {
+    throw ValueError("item(): the array of shape " + to_string(shape_) + " has " +
+                     std::to_string(size()) + " elements, not 1");
+  }
+  read_into(dst, t);
+}
+
+}  // namespace nf

@@ -1,0 +1,327 @@
+#include "graph/build.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <xxhash.h>
+
+#include "core/shape_util.hpp"
+#include "core/storage.hpp"
+#include "numfuse/errors.hpp"
+
+namespace nf {
+namespace {
+
+// Structural hash of a node: op, types, shape, attributes and the hashes of
+// its inputs. Leaves hash by the storage and view they read.
+class Hasher {
+ public:
+  template <class T>
+  Hasher& add(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    XXH3_64bits_update(state_, &v, sizeof v);
+    return *this;
+  }
+  template <class T>
+  Hasher& add_vec(const std::vector<T>& v) {
+    add(v.size());
+    if (!v.empty()) XXH3_64bits_update(state_, v.data(), v.size() * sizeof(T));
+    return *this;
+  }
+  Hasher() : state_(XXH3_createState()) { XXH3_64bits_reset(state_); }
+  ~Hasher() { XXH3_freeState(state_); }
+  std::uint64_t digest() const { return XXH3_64bits_digest(state_); }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+NodePtr finish(Node n) {
+  Hasher h;
+  h.add(n.op).add(n.dtype).add(n.weak).add_vec(n.shape);
+  for (const auto& in : n.inputs) h.add(in->hash);
+  h.add(n.fvalue).add(n.ivalue).add_vec(n.axes).add(n.seed).add(n.stream);
+  if (n.array) {
+    h.add(n.array->storage().get()).add(n.array->offset()).add_vec(n.array->strides());
+  }
+  n.hash = h.digest();
+  return std::make_shared<const Node>(std::move(n));
+}
+
+Node node(OpId op, DType t, Shape shape, std::vector<NodePtr> inputs = {}) {
+  Node n;
+  n.op = op;
+  n.dtype = t;
+  n.shape = std::move(shape);
+  n.inputs = std::move(inputs);
+  return n;
+}
+
+std::string op_str(OpId op) { return "nf::" + std::string(op_name(op)); }
+
+// Float to integer conversions saturate and send NaN to 0, as CUDA's do.
+std::int64_t saturate_to_i64(double v) {
+  if (v != v) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<std::int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(v);
+}
+
+int kind_of(DType t) { return t == bool_ ? 0 : is_integral(t) ? 1 : 2; }
+
+// The default dtype of a weak kind that meets a lower kind (numpy: an int
+// array with a Python float gives f64; a bool array with a Python int, i64).
+DType weak_default(DType weak) { return weak == bool_ ? bool_ : is_integral(weak) ? i64 : f64; }
+
+void check_fits(const Node& c, DType t, OpId op) {
+  if (c.op != OpId::constant || !is_integral(t) || !is_integral(c.dtype)) return;
+  const std::int64_t v = c.ivalue;
+  const bool fits = t == u8    ? v >= 0 && v <= 255
+                    : t == i32 ? v >= std::numeric_limits<std::int32_t>::min() &&
+                                     v <= std::numeric_limits<std::int32_t>::max()
+                               : true;
+  if (!fits) {
+    throw ValueError(op_str(op) + ": the scalar " + std::to_string(v) + " does not fit dtype " +
+                     std::string(name(t)) + " (cast the array first)");
+  }
+}
+
+// NumPy 2 (NEP 50) promotion: weak scalars take the arrays' dtype unless they
+// are of a higher kind.
+struct Promoted {
+  DType dtype;
+  bool weak;
+};
+Promoted promote(const std::vector<NodePtr>& ins, OpId op) {
+  bool have_strong = false;
+  DType strong = bool_, weak = bool_;
+  for (const auto& in : ins) {
+    if (in->weak) {
+      weak = promote_types(weak, in->dtype);
+    } else {
+      strong = have_strong ? promote_types(strong, in->dtype) : in->dtype;
+      have_strong = true;
+    }
+  }
+  if (!have_strong) return {weak, true};
+  DType p = strong;
+  if (kind_of(weak) > kind_of(strong)) p = promote_types(strong, weak_default(weak));
+  for (const auto& in : ins) {
+    if (in->weak) check_fits(*in, p, op);
+  }
+  return {p, false};
+}
+
+}  // namespace
+
+NodePtr make_leaf(const Array& a) {
+  Node n = node(OpId::leaf, a.dtype(), a.shape());
+  n.array = std::make_shared<const Array>(a);
+  return finish(std::move(n));
+}
+
+NodePtr make_weak_float(double v) {
+  Node n = node(OpId::constant, f64, {});
+  n.weak = true;
+  n.fvalue = v;
+  return finish(std::move(n));
+}
+
+NodePtr make_weak_int(std::int64_t v) {
+  Node n = node(OpId::constant, i64, {});
+  n.weak = true;
+  n.ivalue = v;
+  n.fvalue = static_cast<double>(v);
+  return finish(std::move(n));
+}
+
+NodePtr make_weak_bool(bool v) {
+  Node n = node(OpId::constant, bool_, {});
+  n.weak = true;
+  n.ivalue = v;
+  n.fvalue = v;
+  return finish(std::move(n));
+}
+
+NodePtr make_constant(double v, DType t) {
+  Node n = node(OpId::constant, t, {});
+  n.fvalue = v;
+  n.ivalue = t == bool_ ? v != 0 : saturate_to_i64(v);
+  return finish(std::move(n));
+}
+
+NodePtr make_iota(const Shape& shape, int axis, DType t) {
+  Node n = node(OpId::iota, t, shape);
+  n.ivalue = normalize_axis(axis, int(shape.size()), "iota");
+  return finish(std::move(n));
+}
+
+NodePtr make_random(OpId op, const Shape& shape, DType t, std::uint64_t seed,
+                    std::uint64_t stream) {
+  if (!is_floating(t)) {
+    throw DTypeError(op_str(op) + ": random values need a floating dtype, got " +
+                     std::string(name(t)));
+  }
+  for (auto d : shape) {
+    if (d < 0) throw ShapeError(op_str(op) + ": negative dimension in shape " + to_string(shape));
+  }
+  Node n = node(op, t, shape);
+  n.seed = seed;
+  n.stream = stream;
+  return finish(std::move(n));
+}
+
+NodePtr make_cast(const NodePtr& x, DType t) {
+  if (x->dtype == t && !x->weak) return x;
+  if (x->op == OpId::constant) {
+    // Fold: a constant cast is a constant of the new dtype.
+    Node n = *x;
+    n.dtype = t;
+    n.weak = false;
+    if (!is_floating(x->dtype)) {
+      n.fvalue = double(x->ivalue);
+    } else if (t == bool_) {
+      n.ivalue = x->fvalue != 0;
+    } else if (!is_floating(t)) {
+      n.ivalue = saturate_to_i64(x->fvalue);
+    }
+    return finish(std::move(n));
+  }
+  return finish(node(OpId::cast, t, x->shape, {x}));
+}
+
+NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
+  const OpInfo& info = op_info(op);
+  if (info.kind != OpKind::elementwise || int(inputs.size()) != info.arity) {
+    throw InternalError("make_elementwise: " + op_str(op) + " with " +
+                        std::to_string(inputs.size()) + " inputs");
+  }
+  Shape shape = inputs[0]->shape;
+  for (std::size_t i = 1; i < inputs.size(); ++i) {
+    shape = broadcast_shapes(shape, inputs[i]->shape, op_str(op).c_str());
+  }
+  // where(): the condition takes no part in promotion.
+  const bool select = info.rule == ResultRule::select;
+  std::vector<NodePtr> values(inputs.begin() + (select ? 1 : 0), inputs.end());
+  const Promoted p = promote(values, op);
+  const DType operand = operand_dtype(op, p.dtype);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const DType want = (select && i == 0) ? bool_ : operand;
+    if (p.weak) {
+      // All-weak expressions stay weak; only their kind matters.
+      if (inputs[i]->dtype != want) inputs[i] = make_cast(inputs[i], want);
+    } else {
+      inputs[i] = make_cast(inputs[i], want);
+    }
+  }
+  Node n = node(op, result_dtype(op, p.dtype), std::move(shape), std::move(inputs));
+  n.weak = p.weak;
+  return finish(std::move(n));
+}
+
+NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
+  const char* name = op_name(op).data();
+  std::vector<int> ax = normalize_axes(axes, int(x->shape.size()), name);
+  Shape shape = x->shape;
+  std::int64_t reduced = 1;
+  for (int a : ax) {
+    reduced *= shape[a];
+    shape[a] = 1;
+  }
+  const bool needs_identity = op == OpId::min || op == OpId::max || op == OpId::argmin ||
+                              op == OpId::argmax;
+  if (needs_identity && reduced == 0 && numel(shape) > 0) {
+    throw ValueError(op_str(op) + ": reduction over an empty axis of shape " +
+                     to_string(x->shape) + " has no identity");
+  }
+  if (ddof < 0) throw ValueError(op_str(op) + ": ddof must be >= 0, got " + std::to_string(ddof));
+  const DType operand = operand_dtype(op, x->dtype);
+  Node n = node(op, result_dtype(op, x->dtype), std::move(shape), {make_cast(x, operand)});
+  n.axes = std::move(ax);
+  n.ivalue = ddof;
+  n.weak = x->weak;
+  return finish(std::move(n));
+}
+
+NodePtr make_reshape(const NodePtr& x, Shape shape) {
+  const auto minus = std::count(shape.begin(), shape.end(), -1);
+  if (minus > 1) throw ShapeError("reshape: only one dimension may be -1 in " + to_string(shape));
+  std::int64_t known = 1;
+  for (auto d : shape) {
+    if (d < -1) throw ShapeError("reshape: negative dimension in " + to_string(shape));
+    if (d != -1) known *= d;
+  }
+  const std::int64_t n = numel(x->shape);
+  if (minus == 1 && known > 0 && n % known == 0) {
+    *std::find(shape.begin(), shape.end(), -1) = n / known;
+  }
+  if (numel(shape) != n || std::count(shape.begin(), shape.end(), -1)) {
+    throw ShapeError("reshape: cannot reshape an array of shape " + to_string(x->shape) +
+                     " (size " + std::to_string(n) + ") into shape " + to_string(shape));
+  }
+  if (shape == x->shape) return x;
+  Node r = node(OpId::reshape, x->dtype, std::move(shape), {x});
+  r.weak = x->weak;
+  return finish(std::move(r));
+}
+
+NodePtr make_permute(const NodePtr& x, std::vector<int> perm) {
+  const int nd = int(x->shape.size());
+  if (perm.empty()) {
+    for (int i = nd - 1; i >= 0; --i) perm.push_back(i);
+  }
+  if (int(perm.size()) != nd) {
+    throw ShapeError("transpose: permutation of " + std::to_string(perm.size()) +
+                     " axes for shape " + to_string(x->shape));
+  }
+  Shape shape(nd);
+  std::vector<bool> seen(nd, false);
+  for (int i = 0; i < nd; ++i) {
+    perm[i] = normalize_axis(perm[i], nd, "transpose");
+    if (seen[perm[i]]) throw ShapeError("transpose: axis repeated in the permutation");
+    seen[perm[i]] = true;
+    shape[i] = x->shape[perm[i]];
+  }
+  Node n = node(OpId::permute, x->dtype, std::move(shape), {x});
+  n.axes = std::move(perm);
+  n.weak = x->weak;
+  return finish(std::move(n));
+}
+
+NodePtr make_broadcast(const NodePtr& x, const Shape& shape) {
+  if (shape.size() < x->shape.size() || broadcast_shapes(x->shape, shape, "broadcast_to") != shape) {
+    throw ShapeError("broadcast_to: cannot broadcast shape " + to_string(x->shape) + " to " +
+                     to_string(shape));
+  }
+  if (shape == x->shape) return x;
+  Node n = node(OpId::broadcast, x->dtype, shape, {x});
+  n.weak = x->weak;
+  return finish(std::move(n));
+}
+
+NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
+  const Shape& sa = a->shape;
+  const Shape& sb = b->shape;
+  if (sa.size() < 2 || sb.size() < 2) {
+    throw InternalError("make_matmul: operands must have at least 2 dimensions");
+  }
+  const std::int64_t k = sa.back();
+  if (sb[sb.size() - 2] != k) {
+    throw ShapeError("nf::matmul: shapes " + to_string(sa) + " and " + to_string(sb) +
+                     " are not aligned (" + std::to_string(k) + " != " +
+                     std::to_string(sb[sb.size() - 2]) + ")");
+  }
+  Shape batch = broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2),
+                                 "nf::matmul (batch axes)");
+  const Promoted p = promote({a, b}, OpId::matmul);
+  Shape shape = batch;
+  shape.push_back(sa[sa.size() - 2]);
+  shape.push_back(sb.back());
+  Node n = node(OpId::matmul, p.dtype, std::move(shape),
+                {make_cast(a, p.dtype), make_cast(b, p.dtype)});
+  return finish(std::move(n));
+}
+
+}  // namespace nf

@@ -1,0 +1,40 @@
+// dot and matmul with numpy's rules for 1-D operands.
+#include "graph/build.hpp"
+#include "numfuse/errors.hpp"
+#include "numfuse/ops.hpp"
+
+namespace nf {
+namespace {
+
+// matmul on operands of rank >= 1: a 1-D left operand is a row, a 1-D right
+// operand a column, and the added axis is removed from the result.
+Expr matmul_promoting(const Expr& a, const Expr& b) {
+  if (a.ndim() == 0 || b.ndim() == 0) {
+    throw ShapeError("nf::matmul: operands must have at least 1 dimension, got shapes " +
+                     to_string(a.shape()) + " and " + to_string(b.shape()));
+  }
+  NodePtr an = a.node(), bn = b.node();
+  if (a.ndim() == 1) an = make_reshape(an, {1, a.shape()[0]});
+  if (b.ndim() == 1) bn = make_reshape(bn, {b.shape()[0], 1});
+  NodePtr r = make_matmul(an, bn);
+  Shape out = r->shape;
+  if (b.ndim() == 1) out.erase(out.end() - 1);
+  if (a.ndim() == 1) out.erase(out.end() - 1);
+  return Expr(make_reshape(r, out));
+}
+
+}  // namespace
+
+Expr matmul(const Expr& a, const Expr& b) { return matmul_promoting(a, b); }
+
+Expr dot(const Expr& a, const Expr& b) {
+  if (a.ndim() == 0 || b.ndim() == 0) return multiply(a, b);
+  if (a.ndim() > 2 || b.ndim() > 2) {
+    throw ShapeError("nf::dot: operands of shapes " + to_string(a.shape()) + " and " +
+                     to_string(b.shape()) +
+                     " have more than 2 dimensions; use nf::matmul for batched products");
+  }
+  return matmul_promoting(a, b);
+}
+
+}  // namespace nf

@@ -1,0 +1,20 @@
+// A statement ready to run: the DAG below its roots with equal subtrees merged
+// (common-subexpression elimination), in an order where inputs come first.
+#pragma once
+
+#include <vector>
+
+#include "graph/node.hpp"
+
+namespace nf {
+
+struct Program {
+  std::vector<NodePtr> nodes;            // topological order, each subtree once
+  std::vector<std::vector<int>> inputs;  // per node: indices of its inputs
+  std::vector<int> roots;                // per root: its node's index
+  std::vector<int> last_use;             // per node: last reader's index; nodes.size() for roots
+};
+
+Program make_program(const std::vector<NodePtr>& roots);
+
+}  // namespace nf
