@@ -163,6 +163,15 @@ class Array {
   std::int64_t offset_ = 0;
 };
 
+template <class T>
+T Expr::item() const {
+  return Array(*this).item<T>();
+}
+template <class T>
+std::vector<T> Expr::to_vector() const {
+  return Array(*this).to_vector<T>();
+}
+
 // ---- creation --------------------------------------------------------------
 
 Array empty(const Shape& shape, DType dtype = default_float);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "numfuse/dtype.hpp"
 #include "numfuse/shape.hpp"
@@ -31,6 +32,12 @@ class Expr {
   const Shape& shape() const;
   int ndim() const { return static_cast<int>(shape().size()); }
   std::int64_t size() const { return numel(shape()); }
+
+  // Evaluate and read, as Array's members of the same names (array.hpp).
+  template <class T>
+  T item() const;
+  template <class T>
+  std::vector<T> to_vector() const;
 
   explicit Expr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
   const std::shared_ptr<const Node>& node() const { return node_; }

@@ -43,8 +43,9 @@ Array linspace(double start, double stop, std::int64_t num, DType dtype) {
   if (num < 0) throw ValueError("linspace: num must be >= 0, got " + std::to_string(num));
   const double step = num > 1 ? (stop - start) / double(num - 1) : 0.0;
   const Expr i(make_iota({num}, 0, f64));
-  // The last value is `stop` exactly, as in numpy.
-  return Array(astype(where(i == double(num - 1), stop, i * step + start), dtype));
+  const Expr values = i * step + start;
+  // The last value is `stop` exactly, as in numpy (with one value: `start`).
+  return Array(astype(num > 1 ? where(i == double(num - 1), stop, values) : values, dtype));
 }
 
 Array array(const void* data, DType dtype, const Shape& shape) {

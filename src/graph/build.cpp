@@ -47,7 +47,7 @@ NodePtr finish(Node n) {
     h.add(n.array->storage().get()).add(n.array->offset()).add_vec(n.array->strides());
   }
   n.hash = h.digest();
-  return std::make_shared<const Node>(std::move(n));
+  return std::make_shared<Node>(std::move(n));
 }
 
 Node node(OpId op, DType t, Shape shape, std::vector<NodePtr> inputs = {}) {

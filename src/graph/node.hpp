@@ -34,6 +34,13 @@ struct Node {
   std::shared_ptr<const Array> array;  // leaf: the view it reads
 
   std::uint64_t hash = 0;  // structural; equal hashes mean equal subtrees (CSE)
+
+  Node() = default;
+  Node(const Node&) = default;
+  Node& operator=(const Node&) = default;
+  // Tears long chains down iteratively: an expression grown in a loop may be
+  // deeper than the stack.
+  ~Node();
 };
 
 }  // namespace nf

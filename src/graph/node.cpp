@@ -1,0 +1,20 @@
+#include "graph/node.hpp"
+
+namespace nf {
+
+Node::~Node() {
+  std::vector<NodePtr> pending = std::move(inputs);
+  while (!pending.empty()) {
+    NodePtr n = std::move(pending.back());
+    pending.pop_back();
+    if (n.use_count() == 1) {
+      // The last owner: take its inputs so it dies with none. Nodes are
+      // created non-const (build.cpp), so this cast is sound.
+      auto& ins = const_cast<Node&>(*n).inputs;
+      for (auto& in : ins) pending.push_back(std::move(in));
+      ins.clear();
+    }
+  }
+}
+
+}  // namespace nf

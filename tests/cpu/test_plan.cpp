@@ -1,0 +1,50 @@
+// The planner merges equal subexpressions and orders work inputs-first.
+#include <catch2/catch.hpp>
+
+#include <numfuse/numfuse.hpp>
+
+#include "graph/build.hpp"
+#include "plan/program.hpp"
+
+namespace {
+
+int count_op(const nf::Program& p, nf::OpId op) {
+  int n = 0;
+  for (const auto& node : p.nodes) n += node->op == op;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the mission line computes mean(A,1) once", "[plan]") {
+  nf::Array a = nf::ones({4, 8});
+  const float eps = 1e-5f;
+  // var(A,1) is built separately from the explicit mean(A,1); both reduce the
+  // same leaf and the planner keeps one of each.
+  nf::Expr e = nf::reciprocal(nf::sqrt(nf::var(a, 1) + eps)) * (a - nf::mean(a, 1));
+  nf::Expr twice = e + (a - nf::mean(a, 1));
+  const nf::Program p = nf::make_program({twice.node()});
+  CHECK(count_op(p, nf::OpId::mean) == 1);
+  CHECK(count_op(p, nf::OpId::var) == 1);
+  CHECK(count_op(p, nf::OpId::leaf) == 1);
+  CHECK(count_op(p, nf::OpId::subtract) == 1);
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    for (int in : p.inputs[i]) CHECK(in < int(i));
+  }
+}
+
+TEST_CASE("different arrays, constants or streams are not merged", "[plan]") {
+  nf::Array a = nf::ones({3}), b = nf::ones({3});
+  CHECK(count_op(nf::make_program({(nf::Expr(a) + b).node()}), nf::OpId::leaf) == 2);
+  CHECK(count_op(nf::make_program({(a * 2 + a * 3).node()}), nf::OpId::multiply) == 2);
+  CHECK(count_op(nf::make_program({(nf::rand({3}) + nf::rand({3})).node()}), nf::OpId::rand_uniform) == 2);
+  nf::Expr r = nf::rand({3});
+  CHECK(count_op(nf::make_program({(r + r).node()}), nf::OpId::rand_uniform) == 1);
+}
+
+TEST_CASE("a lazy expression grown in a loop evaluates without deep recursion", "[plan]") {
+  nf::Array a = nf::ones({2}, nf::f64);
+  nf::Expr e = a;
+  for (int i = 0; i < 20000; ++i) e = e + 1;
+  CHECK(nf::Array(e).to_vector<double>() == std::vector<double>{20001, 20001});
+}
