@@ -108,7 +108,7 @@ class Array {
   Array index(const std::vector<Index>& idx) const;
   Array T() const { return transpose(); }
   Array transpose(std::vector<int> perm = {}) const;  // default: reverse axes
-  Array reshape(Shape shape) const;  // one -1 allowed; copies if no view exists
+  Array reshape(Shape shape) const;                   // one -1 allowed; copies if no view exists
   Array squeeze(Axes axes = {}) const;
   Array expand_dims(int axis) const;
   Array broadcast_to(const Shape& shape) const;
@@ -185,8 +185,7 @@ Array arange(double start, double stop, double step, DType dtype);
 // numpy's arange: integer arguments give i64, floating ones the default float.
 template <class A, class B, class C = int>
 Array arange(A start, B stop, C step = 1) {
-  constexpr bool ints =
-      std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
+  constexpr bool ints = std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
   return arange(static_cast<double>(start), static_cast<double>(stop), static_cast<double>(step),
                 ints ? i64 : default_float);
 }

@@ -40,13 +40,21 @@ bool can_cast_same_kind(DType from, DType to);
 // The dtype of a C++ element type used with from_vector/to_vector/item.
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, bool>) return bool_;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return u8;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return i32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return i64;
-  else if constexpr (std::is_same_v<T, float>) return f32;
-  else if constexpr (std::is_same_v<T, double>) return f64;
-  else static_assert(!sizeof(T), "numfuse: element type must be bool, uint8_t, int32_t, int64_t, float or double");
+  if constexpr (std::is_same_v<T, bool>)
+    return bool_;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return u8;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return i32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return i64;
+  else if constexpr (std::is_same_v<T, float>)
+    return f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return f64;
+  else
+    static_assert(!sizeof(T),
+                  "numfuse: element type must be bool, uint8_t, int32_t, int64_t, float or double");
 }
 
 }  // namespace nf

@@ -18,7 +18,8 @@ std::array<Array, sizeof...(E)> eval(const E&... roots) {
   std::vector<Array> v = eval(std::vector<Expr>{Expr(roots)...});
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return std::array<Array, sizeof...(E)>{std::move(v[I])...};
-  }(std::index_sequence_for<E...>{});
+  }
+  (std::index_sequence_for<E...>{});
 }
 
 }  // namespace nf

@@ -45,9 +45,12 @@ class Expr {
  private:
   template <class T>
   static std::shared_ptr<const Node> scalar_node(T v) {
-    if constexpr (std::is_same_v<T, bool>) return bool_scalar(v);
-    else if constexpr (std::is_integral_v<T>) return int_scalar(static_cast<std::int64_t>(v));
-    else return float_scalar(static_cast<double>(v));
+    if constexpr (std::is_same_v<T, bool>)
+      return bool_scalar(v);
+    else if constexpr (std::is_integral_v<T>)
+      return int_scalar(static_cast<std::int64_t>(v));
+    else
+      return float_scalar(static_cast<double>(v));
   }
   static std::shared_ptr<const Node> bool_scalar(bool v);
   static std::shared_ptr<const Node> int_scalar(std::int64_t v);

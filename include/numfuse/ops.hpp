@@ -33,28 +33,28 @@ Expr rsqrt(const Expr& x);       // (float) 1/sqrt(x)
 Expr cbrt(const Expr& x);        // (float)
 Expr reciprocal(const Expr& x);  // (float) 1/x; unlike numpy, never integer division
 Expr square(const Expr& x);
-Expr sin(const Expr& x);         // (float)
-Expr cos(const Expr& x);         // (float)
-Expr tan(const Expr& x);         // (float)
-Expr asin(const Expr& x);        // (float)
-Expr acos(const Expr& x);        // (float)
-Expr atan(const Expr& x);        // (float)
-Expr sinh(const Expr& x);        // (float)
-Expr cosh(const Expr& x);        // (float)
-Expr tanh(const Expr& x);        // (float)
-Expr sigmoid(const Expr& x);     // (float) 1/(1+exp(-x))
-Expr logistic(const Expr& x);    // the same as sigmoid
-Expr relu(const Expr& x);        // max(x, 0)
-Expr gelu(const Expr& x);        // (float) x*Phi(x), the exact erf form
-Expr softplus(const Expr& x);    // (float) log(1+exp(x)), computed stably
-Expr erf(const Expr& x);         // (float)
-Expr floor(const Expr& x);       // integers pass through unchanged
+Expr sin(const Expr& x);       // (float)
+Expr cos(const Expr& x);       // (float)
+Expr tan(const Expr& x);       // (float)
+Expr asin(const Expr& x);      // (float)
+Expr acos(const Expr& x);      // (float)
+Expr atan(const Expr& x);      // (float)
+Expr sinh(const Expr& x);      // (float)
+Expr cosh(const Expr& x);      // (float)
+Expr tanh(const Expr& x);      // (float)
+Expr sigmoid(const Expr& x);   // (float) 1/(1+exp(-x))
+Expr logistic(const Expr& x);  // the same as sigmoid
+Expr relu(const Expr& x);      // max(x, 0)
+Expr gelu(const Expr& x);      // (float) x*Phi(x), the exact erf form
+Expr softplus(const Expr& x);  // (float) log(1+exp(x)), computed stably
+Expr erf(const Expr& x);       // (float)
+Expr floor(const Expr& x);     // integers pass through unchanged
 Expr ceil(const Expr& x);
-Expr round(const Expr& x);       // half to even, as numpy
+Expr round(const Expr& x);  // half to even, as numpy
 Expr trunc(const Expr& x);
-Expr isnan(const Expr& x);       // -> bool
-Expr isinf(const Expr& x);       // -> bool
-Expr isfinite(const Expr& x);    // -> bool
+Expr isnan(const Expr& x);        // -> bool
+Expr isinf(const Expr& x);        // -> bool
+Expr isfinite(const Expr& x);     // -> bool
 Expr logical_not(const Expr& x);  // -> bool
 
 // ---- elementwise, binary (operands broadcast) -------------------------------
@@ -82,37 +82,69 @@ Expr where(const Expr& cond, const Expr& a, const Expr& b);
 Expr clip(const Expr& x, const Expr& lo, const Expr& hi);
 Expr astype(const Expr& x, DType t);
 
-inline Expr operator+(const Expr& a, const Expr& b) { return add(a, b); }
-inline Expr operator-(const Expr& a, const Expr& b) { return subtract(a, b); }
-inline Expr operator*(const Expr& a, const Expr& b) { return multiply(a, b); }
-inline Expr operator/(const Expr& a, const Expr& b) { return divide(a, b); }
-inline Expr operator%(const Expr& a, const Expr& b) { return remainder(a, b); }
-inline Expr operator-(const Expr& a) { return negative(a); }
-inline Expr operator+(const Expr& a) { return a; }
-inline Expr operator<(const Expr& a, const Expr& b) { return less(a, b); }
-inline Expr operator<=(const Expr& a, const Expr& b) { return less_equal(a, b); }
-inline Expr operator==(const Expr& a, const Expr& b) { return equal(a, b); }
-inline Expr operator!=(const Expr& a, const Expr& b) { return not_equal(a, b); }
-inline Expr operator>(const Expr& a, const Expr& b) { return greater(a, b); }
-inline Expr operator>=(const Expr& a, const Expr& b) { return greater_equal(a, b); }
-inline Expr operator&&(const Expr& a, const Expr& b) { return logical_and(a, b); }
-inline Expr operator||(const Expr& a, const Expr& b) { return logical_or(a, b); }
-inline Expr operator!(const Expr& a) { return logical_not(a); }
+inline Expr operator+(const Expr& a, const Expr& b) {
+  return add(a, b);
+}
+inline Expr operator-(const Expr& a, const Expr& b) {
+  return subtract(a, b);
+}
+inline Expr operator*(const Expr& a, const Expr& b) {
+  return multiply(a, b);
+}
+inline Expr operator/(const Expr& a, const Expr& b) {
+  return divide(a, b);
+}
+inline Expr operator%(const Expr& a, const Expr& b) {
+  return remainder(a, b);
+}
+inline Expr operator-(const Expr& a) {
+  return negative(a);
+}
+inline Expr operator+(const Expr& a) {
+  return a;
+}
+inline Expr operator<(const Expr& a, const Expr& b) {
+  return less(a, b);
+}
+inline Expr operator<=(const Expr& a, const Expr& b) {
+  return less_equal(a, b);
+}
+inline Expr operator==(const Expr& a, const Expr& b) {
+  return equal(a, b);
+}
+inline Expr operator!=(const Expr& a, const Expr& b) {
+  return not_equal(a, b);
+}
+inline Expr operator>(const Expr& a, const Expr& b) {
+  return greater(a, b);
+}
+inline Expr operator>=(const Expr& a, const Expr& b) {
+  return greater_equal(a, b);
+}
+inline Expr operator&&(const Expr& a, const Expr& b) {
+  return logical_and(a, b);
+}
+inline Expr operator||(const Expr& a, const Expr& b) {
+  return logical_or(a, b);
+}
+inline Expr operator!(const Expr& a) {
+  return logical_not(a);
+}
 
 // ---- reductions ------------------------------------------------------------
 // Over all axes by default, one axis (`sum(A, 1)`) or several (`sum(A, {0, 2})`).
 // Reduced axes are kept with length 1.
 
-Expr sum(const Expr& x, Axes axes = {});     // integers and bool sum in i64
-Expr prod(const Expr& x, Axes axes = {});    // integers and bool multiply in i64
-Expr mean(const Expr& x, Axes axes = {});    // integers give f64
+Expr sum(const Expr& x, Axes axes = {});   // integers and bool sum in i64
+Expr prod(const Expr& x, Axes axes = {});  // integers and bool multiply in i64
+Expr mean(const Expr& x, Axes axes = {});  // integers give f64
 Expr var(const Expr& x, Axes axes = {}, int ddof = 0);
 Expr std(const Expr& x, Axes axes = {}, int ddof = 0);
 Expr min(const Expr& x, Axes axes = {});
 Expr max(const Expr& x, Axes axes = {});
 Expr argmin(const Expr& x, int axis);  // -> i64, first index on ties
 Expr argmax(const Expr& x, int axis);
-Expr argmin(const Expr& x);            // index into the flattened array
+Expr argmin(const Expr& x);  // index into the flattened array
 Expr argmax(const Expr& x);
 Expr any(const Expr& x, Axes axes = {});
 // all(...) is nf::all, declared in array.hpp beside the full slice it shares a name with.

@@ -16,7 +16,7 @@ void seed(std::uint64_t s);
 
 Expr rand(const Shape& shape, DType dtype = default_float);   // uniform on (0, 1]
 Expr randn(const Shape& shape, DType dtype = default_float);  // standard normal
-Expr rand_like(const Expr& x);   // uniform, x's shape and (floating) dtype
+Expr rand_like(const Expr& x);  // uniform, x's shape and (floating) dtype
 Expr randn_like(const Expr& x);
 // 1 with probability p, else 0, in p's dtype (f32 for an integer p).
 Expr bernoulli(const Expr& p);

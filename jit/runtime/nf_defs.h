@@ -19,8 +19,12 @@ typedef float nf_f32;
 typedef double nf_f64;
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-NF_HD unsigned int nf_float_bits(float f) { return __float_as_uint(f); }
-NF_HD float nf_bits_float(unsigned int u) { return __uint_as_float(u); }
+NF_HD unsigned int nf_float_bits(float f) {
+  return __float_as_uint(f);
+}
+NF_HD float nf_bits_float(unsigned int u) {
+  return __uint_as_float(u);
+}
 #else
 #include <string.h>
 NF_HD unsigned int nf_float_bits(float f) {

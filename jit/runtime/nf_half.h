@@ -9,7 +9,7 @@ NF_HD unsigned short nf_f32_to_f16_bits(float f) {
   const unsigned int x = nf_float_bits(f);
   const unsigned int sign = (x >> 16) & 0x8000u;
   const unsigned int a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);  // NaN
+  if (a > 0x7f800000u) return (unsigned short)(sign | 0x7e00u);   // NaN
   if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);  // rounds past 65504
   if (a >= 0x38800000u) {  // normal f16: rebias the exponent, round the mantissa
     const unsigned int r = a + 0xfffu + ((a >> 13) & 1u);
@@ -39,4 +39,6 @@ NF_HD unsigned short nf_f32_to_bf16_bits(float f) {
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-NF_HD float nf_bf16_bits_to_f32(unsigned short b) { return nf_bits_float((unsigned int)b << 16); }
+NF_HD float nf_bf16_bits_to_f32(unsigned short b) {
+  return nf_bits_float((unsigned int)b << 16);
+}

@@ -9,46 +9,91 @@
 
 // ---- helpers -----------------------------------------------------------------
 
-template <class T> struct nf_is_float { static const bool value = false; };
-template <> struct nf_is_float<nf_f32> { static const bool value = true; };
-template <> struct nf_is_float<nf_f64> { static const bool value = true; };
+template <class T>
+struct nf_is_float {
+  static const bool value = false;
+};
+template <>
+struct nf_is_float<nf_f32> {
+  static const bool value = true;
+};
+template <>
+struct nf_is_float<nf_f64> {
+  static const bool value = true;
+};
 
-template <class T> struct nf_unsigned_of { typedef T type; };
-template <> struct nf_unsigned_of<nf_i32> { typedef unsigned int type; };
-template <> struct nf_unsigned_of<nf_i64> { typedef unsigned long long type; };
-template <> struct nf_unsigned_of<nf_u8> { typedef unsigned int type; };
+template <class T>
+struct nf_unsigned_of {
+  typedef T type;
+};
+template <>
+struct nf_unsigned_of<nf_i32> {
+  typedef unsigned int type;
+};
+template <>
+struct nf_unsigned_of<nf_i64> {
+  typedef unsigned long long type;
+};
+template <>
+struct nf_unsigned_of<nf_u8> {
+  typedef unsigned int type;
+};
 
-template <class T> NF_HD T nf_wrap_add(T a, T b) {
+template <class T>
+NF_HD T nf_wrap_add(T a, T b) {
   typedef typename nf_unsigned_of<T>::type U;
   return (T)((U)a + (U)b);
 }
-template <class T> NF_HD T nf_wrap_sub(T a, T b) {
+template <class T>
+NF_HD T nf_wrap_sub(T a, T b) {
   typedef typename nf_unsigned_of<T>::type U;
   return (T)((U)a - (U)b);
 }
-template <class T> NF_HD T nf_wrap_mul(T a, T b) {
+template <class T>
+NF_HD T nf_wrap_mul(T a, T b) {
   typedef typename nf_unsigned_of<T>::type U;
   return (T)((U)a * (U)b);
 }
 
 // Float functions: one f32 and one f64 overload, each calling the C math
 // function of its precision.
-#define NF_FLOAT_FN(name, f32_expr, f64_expr)       \
-  NF_HD nf_f32 name(nf_f32 x) { return f32_expr; } \
-  NF_HD nf_f64 name(nf_f64 x) { return f64_expr; }
+#define NF_FLOAT_FN(name, f32_expr, f64_expr) \
+  NF_HD nf_f32 name(nf_f32 x) {               \
+    return f32_expr;                          \
+  }                                           \
+  NF_HD nf_f64 name(nf_f64 x) {               \
+    return f64_expr;                          \
+  }
 
 // ---- unary -------------------------------------------------------------------
 
-template <class T> NF_HD T nf_negative(T x) { return nf_wrap_sub((T)0, x); }
-NF_HD nf_f32 nf_negative(nf_f32 x) { return -x; }
-NF_HD nf_f64 nf_negative(nf_f64 x) { return -x; }
+template <class T>
+NF_HD T nf_negative(T x) {
+  return nf_wrap_sub((T)0, x);
+}
+NF_HD nf_f32 nf_negative(nf_f32 x) {
+  return -x;
+}
+NF_HD nf_f64 nf_negative(nf_f64 x) {
+  return -x;
+}
 
-template <class T> NF_HD T nf_abs(T x) { return x < (T)0 ? nf_negative(x) : x; }
-NF_HD nf_b8 nf_abs(nf_b8 x) { return x; }
-NF_HD nf_u8 nf_abs(nf_u8 x) { return x; }
+template <class T>
+NF_HD T nf_abs(T x) {
+  return x < (T)0 ? nf_negative(x) : x;
+}
+NF_HD nf_b8 nf_abs(nf_b8 x) {
+  return x;
+}
+NF_HD nf_u8 nf_abs(nf_u8 x) {
+  return x;
+}
 NF_FLOAT_FN(nf_abs, fabsf(x), fabs(x))
 
-template <class T> NF_HD T nf_sign(T x) { return (T)((x > (T)0) - (x < (T)0)); }
+template <class T>
+NF_HD T nf_sign(T x) {
+  return (T)((x > (T)0) - (x < (T)0));
+}
 NF_FLOAT_FN(nf_sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x, x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x)
 
 NF_FLOAT_FN(nf_exp, expf(x), exp(x))
@@ -79,65 +124,138 @@ NF_FLOAT_FN(nf_softplus, fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))),
             fmax(x, 0.0) + log1p(exp(-fabs(x))))
 NF_FLOAT_FN(nf_erf, erff(x), erf(x))
 
-template <class T> NF_HD T nf_square(T x) { return nf_wrap_mul(x, x); }
-NF_FLOAT_FN(nf_square, x * x, x * x)
+template <class T>
+NF_HD T nf_square(T x) {
+  return nf_wrap_mul(x, x);
+}
+NF_FLOAT_FN(nf_square, x* x, x* x)
 
 // x < 0 ? 0 : x lets NaN through, as numpy's maximum(x, 0) does.
-template <class T> NF_HD T nf_relu(T x) { return x < (T)0 ? (T)0 : x; }
+template <class T>
+NF_HD T nf_relu(T x) {
+  return x < (T)0 ? (T)0 : x;
+}
 
 // Rounding: integers are already integral.
-template <class T> NF_HD T nf_floor(T x) { return x; }
-template <class T> NF_HD T nf_ceil(T x) { return x; }
-template <class T> NF_HD T nf_round(T x) { return x; }
-template <class T> NF_HD T nf_trunc(T x) { return x; }
+template <class T>
+NF_HD T nf_floor(T x) {
+  return x;
+}
+template <class T>
+NF_HD T nf_ceil(T x) {
+  return x;
+}
+template <class T>
+NF_HD T nf_round(T x) {
+  return x;
+}
+template <class T>
+NF_HD T nf_trunc(T x) {
+  return x;
+}
 NF_FLOAT_FN(nf_floor, floorf(x), floor(x))
 NF_FLOAT_FN(nf_ceil, ceilf(x), ceil(x))
 NF_FLOAT_FN(nf_round, rintf(x), rint(x))  // half to even, as numpy
 NF_FLOAT_FN(nf_trunc, truncf(x), trunc(x))
 
-template <class T> NF_HD nf_b8 nf_isnan(T) { return false; }
-template <class T> NF_HD nf_b8 nf_isinf(T) { return false; }
-template <class T> NF_HD nf_b8 nf_isfinite(T) { return true; }
-NF_HD nf_b8 nf_isnan(nf_f32 x) { return x != x; }
-NF_HD nf_b8 nf_isnan(nf_f64 x) { return x != x; }
-NF_HD nf_b8 nf_isinf(nf_f32 x) { return x == x && x - x != 0.0f; }
-NF_HD nf_b8 nf_isinf(nf_f64 x) { return x == x && x - x != 0.0; }
-NF_HD nf_b8 nf_isfinite(nf_f32 x) { return x - x == 0.0f; }
-NF_HD nf_b8 nf_isfinite(nf_f64 x) { return x - x == 0.0; }
+template <class T>
+NF_HD nf_b8 nf_isnan(T) {
+  return false;
+}
+template <class T>
+NF_HD nf_b8 nf_isinf(T) {
+  return false;
+}
+template <class T>
+NF_HD nf_b8 nf_isfinite(T) {
+  return true;
+}
+NF_HD nf_b8 nf_isnan(nf_f32 x) {
+  return x != x;
+}
+NF_HD nf_b8 nf_isnan(nf_f64 x) {
+  return x != x;
+}
+NF_HD nf_b8 nf_isinf(nf_f32 x) {
+  return x == x && x - x != 0.0f;
+}
+NF_HD nf_b8 nf_isinf(nf_f64 x) {
+  return x == x && x - x != 0.0;
+}
+NF_HD nf_b8 nf_isfinite(nf_f32 x) {
+  return x - x == 0.0f;
+}
+NF_HD nf_b8 nf_isfinite(nf_f64 x) {
+  return x - x == 0.0;
+}
 
-NF_HD nf_b8 nf_logical_not(nf_b8 x) { return !x; }
+NF_HD nf_b8 nf_logical_not(nf_b8 x) {
+  return !x;
+}
 
 // ---- binary ------------------------------------------------------------------
 
-template <class T> NF_HD T nf_add(T a, T b) { return nf_wrap_add(a, b); }
-template <class T> NF_HD T nf_subtract(T a, T b) { return nf_wrap_sub(a, b); }
-template <class T> NF_HD T nf_multiply(T a, T b) { return nf_wrap_mul(a, b); }
-NF_HD nf_b8 nf_add(nf_b8 a, nf_b8 b) { return a || b; }       // numpy: logical or
-NF_HD nf_b8 nf_multiply(nf_b8 a, nf_b8 b) { return a && b; }  // numpy: logical and
-NF_HD nf_f32 nf_add(nf_f32 a, nf_f32 b) { return a + b; }
-NF_HD nf_f64 nf_add(nf_f64 a, nf_f64 b) { return a + b; }
-NF_HD nf_f32 nf_subtract(nf_f32 a, nf_f32 b) { return a - b; }
-NF_HD nf_f64 nf_subtract(nf_f64 a, nf_f64 b) { return a - b; }
-NF_HD nf_f32 nf_multiply(nf_f32 a, nf_f32 b) { return a * b; }
-NF_HD nf_f64 nf_multiply(nf_f64 a, nf_f64 b) { return a * b; }
+template <class T>
+NF_HD T nf_add(T a, T b) {
+  return nf_wrap_add(a, b);
+}
+template <class T>
+NF_HD T nf_subtract(T a, T b) {
+  return nf_wrap_sub(a, b);
+}
+template <class T>
+NF_HD T nf_multiply(T a, T b) {
+  return nf_wrap_mul(a, b);
+}
+NF_HD nf_b8 nf_add(nf_b8 a, nf_b8 b) {
+  return a || b;
+}  // numpy: logical or
+NF_HD nf_b8 nf_multiply(nf_b8 a, nf_b8 b) {
+  return a && b;
+}  // numpy: logical and
+NF_HD nf_f32 nf_add(nf_f32 a, nf_f32 b) {
+  return a + b;
+}
+NF_HD nf_f64 nf_add(nf_f64 a, nf_f64 b) {
+  return a + b;
+}
+NF_HD nf_f32 nf_subtract(nf_f32 a, nf_f32 b) {
+  return a - b;
+}
+NF_HD nf_f64 nf_subtract(nf_f64 a, nf_f64 b) {
+  return a - b;
+}
+NF_HD nf_f32 nf_multiply(nf_f32 a, nf_f32 b) {
+  return a * b;
+}
+NF_HD nf_f64 nf_multiply(nf_f64 a, nf_f64 b) {
+  return a * b;
+}
 
-NF_HD nf_f32 nf_divide(nf_f32 a, nf_f32 b) { return a / b; }
-NF_HD nf_f64 nf_divide(nf_f64 a, nf_f64 b) { return a / b; }
+NF_HD nf_f32 nf_divide(nf_f32 a, nf_f32 b) {
+  return a / b;
+}
+NF_HD nf_f64 nf_divide(nf_f64 a, nf_f64 b) {
+  return a / b;
+}
 
 // numpy's remainder: the result takes the sign of the divisor; x % 0 is 0
 // for integers.
-template <class T> NF_HD T nf_remainder(T a, T b) {
+template <class T>
+NF_HD T nf_remainder(T a, T b) {
   if (b == (T)0 || b == (T)-1) return (T)0;  // b == -1 also avoids INT_MIN % -1
   T r = (T)(a % b);
   if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r = (T)(r + b);
   return r;
 }
-NF_HD nf_u8 nf_remainder(nf_u8 a, nf_u8 b) { return b ? (nf_u8)(a % b) : (nf_u8)0; }
-#define NF_FLOAT_REMAINDER(T, FMOD, COPYSIGN)                 \
-  NF_HD T nf_remainder(T a, T b) {                            \
-    T r = FMOD(a, b);                                         \
-    if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r += b;      \
-    return r == (T)0 ? COPYSIGN((T)0, b) : r;                 \
+NF_HD nf_u8 nf_remainder(nf_u8 a, nf_u8 b) {
+  return b ? (nf_u8)(a % b) : (nf_u8)0;
+}
+#define NF_FLOAT_REMAINDER(T, FMOD, COPYSIGN)            \
+  NF_HD T nf_remainder(T a, T b) {                       \
+    T r = FMOD(a, b);                                    \
+    if (r != (T)0 && ((r < (T)0) != (b < (T)0))) r += b; \
+    return r == (T)0 ? COPYSIGN((T)0, b) : r;            \
   }
 NF_FLOAT_REMAINDER(nf_f32, fmodf, copysignf)
 NF_FLOAT_REMAINDER(nf_f64, fmod, copysign)
@@ -145,7 +263,8 @@ NF_FLOAT_REMAINDER(nf_f64, fmod, copysign)
 
 // Integer powers by squaring, wrapping; a negative exponent gives 0 unless
 // the base is 1 or -1 (numpy raises instead).
-template <class T> NF_HD T nf_power(T a, T b) {
+template <class T>
+NF_HD T nf_power(T a, T b) {
   if (b < (T)0) {
     if (a == (T)1) return (T)1;
     if (a == (T)-1) return (b % 2) ? (T)-1 : (T)1;
@@ -159,29 +278,71 @@ template <class T> NF_HD T nf_power(T a, T b) {
   }
   return r;
 }
-NF_HD nf_f32 nf_power(nf_f32 a, nf_f32 b) { return powf(a, b); }
-NF_HD nf_f64 nf_power(nf_f64 a, nf_f64 b) { return pow(a, b); }
+NF_HD nf_f32 nf_power(nf_f32 a, nf_f32 b) {
+  return powf(a, b);
+}
+NF_HD nf_f64 nf_power(nf_f64 a, nf_f64 b) {
+  return pow(a, b);
+}
 
-NF_HD nf_f32 nf_atan2(nf_f32 y, nf_f32 x) { return atan2f(y, x); }
-NF_HD nf_f64 nf_atan2(nf_f64 y, nf_f64 x) { return atan2(y, x); }
+NF_HD nf_f32 nf_atan2(nf_f32 y, nf_f32 x) {
+  return atan2f(y, x);
+}
+NF_HD nf_f64 nf_atan2(nf_f64 y, nf_f64 x) {
+  return atan2(y, x);
+}
 
 // NaN propagates, as in numpy's minimum and maximum.
-template <class T> NF_HD T nf_minimum(T a, T b) { return (a != a || a < b) ? a : b; }
-template <class T> NF_HD T nf_maximum(T a, T b) { return (a != a || a > b) ? a : b; }
+template <class T>
+NF_HD T nf_minimum(T a, T b) {
+  return (a != a || a < b) ? a : b;
+}
+template <class T>
+NF_HD T nf_maximum(T a, T b) {
+  return (a != a || a > b) ? a : b;
+}
 
-template <class T> NF_HD nf_b8 nf_less(T a, T b) { return a < b; }
-template <class T> NF_HD nf_b8 nf_less_equal(T a, T b) { return a <= b; }
-template <class T> NF_HD nf_b8 nf_equal(T a, T b) { return a == b; }
-template <class T> NF_HD nf_b8 nf_not_equal(T a, T b) { return a != b; }
-template <class T> NF_HD nf_b8 nf_greater(T a, T b) { return a > b; }
-template <class T> NF_HD nf_b8 nf_greater_equal(T a, T b) { return a >= b; }
+template <class T>
+NF_HD nf_b8 nf_less(T a, T b) {
+  return a < b;
+}
+template <class T>
+NF_HD nf_b8 nf_less_equal(T a, T b) {
+  return a <= b;
+}
+template <class T>
+NF_HD nf_b8 nf_equal(T a, T b) {
+  return a == b;
+}
+template <class T>
+NF_HD nf_b8 nf_not_equal(T a, T b) {
+  return a != b;
+}
+template <class T>
+NF_HD nf_b8 nf_greater(T a, T b) {
+  return a > b;
+}
+template <class T>
+NF_HD nf_b8 nf_greater_equal(T a, T b) {
+  return a >= b;
+}
 
-NF_HD nf_b8 nf_logical_and(nf_b8 a, nf_b8 b) { return a && b; }
-NF_HD nf_b8 nf_logical_or(nf_b8 a, nf_b8 b) { return a || b; }
+NF_HD nf_b8 nf_logical_and(nf_b8 a, nf_b8 b) {
+  return a && b;
+}
+NF_HD nf_b8 nf_logical_or(nf_b8 a, nf_b8 b) {
+  return a || b;
+}
 
 // ---- ternary -----------------------------------------------------------------
 
-template <class T> NF_HD T nf_where(nf_b8 c, T a, T b) { return c ? a : b; }
-template <class T> NF_HD T nf_clip(T x, T lo, T hi) { return nf_minimum(nf_maximum(x, lo), hi); }
+template <class T>
+NF_HD T nf_where(nf_b8 c, T a, T b) {
+  return c ? a : b;
+}
+template <class T>
+NF_HD T nf_clip(T x, T lo, T hi) {
+  return nf_minimum(nf_maximum(x, lo), hi);
+}
 
 #undef NF_FLOAT_FN

@@ -69,9 +69,13 @@ Array& Array::operator/=(const Expr& e) {
   return *this;
 }
 
-Array Array::copy() const { return Array(Expr(*this)); }
+Array Array::copy() const {
+  return Array(Expr(*this));
+}
 
-Array Array::astype(DType t) const { return Array(nf::astype(*this, t)); }
+Array Array::astype(DType t) const {
+  return Array(nf::astype(*this, t));
+}
 
 Array Array::reshape(Shape shape) const {
   const NodePtr r = make_reshape(make_leaf(*this), std::move(shape));

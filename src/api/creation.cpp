@@ -12,7 +12,9 @@
 
 namespace nf {
 
-Array empty(const Shape& shape, DType dtype) { return new_array(dtype, shape); }
+Array empty(const Shape& shape, DType dtype) {
+  return new_array(dtype, shape);
+}
 
 Array full(const Shape& shape, double value, DType dtype) {
   Array out = new_array(dtype, shape);
@@ -20,8 +22,12 @@ Array full(const Shape& shape, double value, DType dtype) {
   return out;
 }
 
-Array zeros(const Shape& shape, DType dtype) { return full(shape, 0.0, dtype); }
-Array ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Array zeros(const Shape& shape, DType dtype) {
+  return full(shape, 0.0, dtype);
+}
+Array ones(const Shape& shape, DType dtype) {
+  return full(shape, 1.0, dtype);
+}
 
 Array eye(std::int64_t n, DType dtype) {
   if (n < 0) throw ValueError("eye: n must be >= 0, got " + std::to_string(n));
@@ -53,10 +59,6 @@ Array array(const void* data, DType dtype, const Shape& shape) {
   if (out.size() > 0) std::memcpy(out.storage()->data, data, out.size() * itemsize(dtype));
   return out;
 }
-
-}  // namespace nf
-
-namespace nf {
 
 Array array(const void* data, std::size_t count, DType dtype, const Shape& shape) {
   if (numel(shape) != std::int64_t(count)) {

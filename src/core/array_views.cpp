@@ -24,7 +24,9 @@ Array::Array(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides
 Array& Array::operator=(const Array& other) & = default;
 Array& Array::operator=(Array&& other) & noexcept = default;
 
-Device Array::device() const { return storage_->device; }
+Device Array::device() const {
+  return storage_->device;
+}
 
 bool Array::is_contiguous() const {
   std::int64_t expect = 1;
@@ -68,8 +70,8 @@ void resolve_slice(const Slice& s, std::int64_t n, int axis, std::int64_t& start
 
 Array Array::index(const std::vector<Index>& idx) const {
   if (idx.size() > shape_.size()) {
-    throw ShapeError("too many indices (" + std::to_string(idx.size()) + ") for an array of shape " +
-                     to_string(shape_));
+    throw ShapeError("too many indices (" + std::to_string(idx.size()) +
+                     ") for an array of shape " + to_string(shape_));
   }
   Shape shape;
   Strides strides;

@@ -15,7 +15,9 @@ std::string to_string(Device d) {
 }
 
 // The CUDA backend arrives with the JIT; until then every array lives on the CPU.
-Device default_device() { return Device::cpu(); }
+Device default_device() {
+  return Device::cpu();
+}
 
 void set_default_device(Device d) {
   if (d.kind != Device::Kind::cpu) {
@@ -31,6 +33,8 @@ void set_cpu_compute_dtype(DType t) {
   g_cpu_compute = t;
 }
 
-DType cpu_compute_dtype() { return g_cpu_compute; }
+DType cpu_compute_dtype() {
+  return g_cpu_compute;
+}
 
 }  // namespace nf

@@ -6,14 +6,22 @@ namespace nf {
 
 std::string_view name(DType t) {
   switch (t) {
-    case DType::b8: return "bool";
-    case DType::u8: return "u8";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
+    case DType::b8:
+      return "bool";
+    case DType::u8:
+      return "u8";
+    case DType::i32:
+      return "i32";
+    case DType::i64:
+      return "i64";
+    case DType::f16:
+      return "f16";
+    case DType::bf16:
+      return "bf16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
   }
   throw InternalError("name(DType): unknown dtype");
 }
@@ -21,13 +29,17 @@ std::string_view name(DType t) {
 std::size_t itemsize(DType t) {
   switch (t) {
     case DType::b8:
-    case DType::u8: return 1;
+    case DType::u8:
+      return 1;
     case DType::f16:
-    case DType::bf16: return 2;
+    case DType::bf16:
+      return 2;
     case DType::i32:
-    case DType::f32: return 4;
+    case DType::f32:
+      return 4;
     case DType::i64:
-    case DType::f64: return 8;
+    case DType::f64:
+      return 8;
   }
   throw InternalError("itemsize: unknown dtype");
 }
@@ -36,22 +48,31 @@ bool is_floating(DType t) {
   return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
 }
 
-bool is_integral(DType t) { return t == DType::u8 || t == DType::i32 || t == DType::i64; }
+bool is_integral(DType t) {
+  return t == DType::u8 || t == DType::i32 || t == DType::i64;
+}
 
 namespace {
 
 // 0 bool, 1 integer, 2 floating: numpy never promotes to a lower kind.
-int kind(DType t) { return t == bool_ ? 0 : is_integral(t) ? 1 : 2; }
+int kind(DType t) {
+  return t == bool_ ? 0 : is_integral(t) ? 1 : 2;
+}
 
 // The smallest float that holds every value of an integer type (numpy's rule).
-DType float_for_int(DType t) { return t == u8 ? f16 : f64; }
+DType float_for_int(DType t) {
+  return t == u8 ? f16 : f64;
+}
 
 int float_rank(DType t) {
   switch (t) {
     case DType::f16:
-    case DType::bf16: return 0;
-    case DType::f32: return 1;
-    default: return 2;
+    case DType::bf16:
+      return 0;
+    case DType::f32:
+      return 1;
+    default:
+      return 2;
   }
 }
 
@@ -77,6 +98,8 @@ DType promote_types(DType a, DType b) {
   return float_rank(a) >= float_rank(b) ? a : b;
 }
 
-bool can_cast_same_kind(DType from, DType to) { return kind(from) <= kind(to); }
+bool can_cast_same_kind(DType from, DType to) {
+  return kind(from) <= kind(to);
+}
 
 }  // namespace nf

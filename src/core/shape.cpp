@@ -31,8 +31,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     const std::int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1) {
       throw ShapeError(std::string(op) + ": shapes " + to_string(a) + " and " + to_string(b) +
-                       " do not broadcast (axis " + std::to_string(i) + ": " +
-                       std::to_string(da) + " vs " + std::to_string(db) + ")");
+                       " do not broadcast (axis " + std::to_string(i) + ": " + std::to_string(da) +
+                       " vs " + std::to_string(db) + ")");
     }
     out[i] = da == 1 ? db : da;
   }

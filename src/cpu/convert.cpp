@@ -38,14 +38,22 @@ struct Bool {
 template <class F>
 decltype(auto) visit_storage(DType t, F&& f) {
   switch (t) {
-    case DType::b8: return f(Bool{});
-    case DType::u8: return f(Plain<nf_u8, nf_u8>{});
-    case DType::i32: return f(Plain<nf_i32, nf_i32>{});
-    case DType::i64: return f(Plain<nf_i64, nf_i64>{});
-    case DType::f16: return f(F16{});
-    case DType::bf16: return f(BF16{});
-    case DType::f32: return f(Plain<nf_f32, nf_f32>{});
-    default: return f(Plain<nf_f64, nf_f64>{});
+    case DType::b8:
+      return f(Bool{});
+    case DType::u8:
+      return f(Plain<nf_u8, nf_u8>{});
+    case DType::i32:
+      return f(Plain<nf_i32, nf_i32>{});
+    case DType::i64:
+      return f(Plain<nf_i64, nf_i64>{});
+    case DType::f16:
+      return f(F16{});
+    case DType::bf16:
+      return f(BF16{});
+    case DType::f32:
+      return f(Plain<nf_f32, nf_f32>{});
+    default:
+      return f(Plain<nf_f64, nf_f64>{});
   }
 }
 

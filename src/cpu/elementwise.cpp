@@ -75,12 +75,13 @@ Value run(const char* name, const Shape& shape, DType out_ctype, const std::vect
 
 Value elementwise(OpId op, const Shape& shape, DType out_ctype, const std::vector<Value>& ins) {
   switch (op) {
-#define NF_ELEMENTWISE(name, arity, rule, accepts, fn)                                   \
-  case OpId::name:                                                                       \
-    return run<arity>(#name, shape, out_ctype, ins,                                      \
+#define NF_ELEMENTWISE(name, arity, rule, accepts, fn) \
+  case OpId::name:                                     \
+    return run<arity>(#name, shape, out_ctype, ins,    \
                       [](auto... a) -> decltype(fn(a...)) { return fn(a...); });
 #include "graph/ops.def"
-    default: throw InternalError("cpu::elementwise: not an elementwise op: " + std::string(op_name(op)));
+    default:
+      throw InternalError("cpu::elementwise: not an elementwise op: " + std::string(op_name(op)));
   }
 }
 

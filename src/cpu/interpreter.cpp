@@ -20,11 +20,16 @@ Value view(const Value& v, Shape shape, Strides strides) {
 
 Value evaluate(const Node& n, const std::vector<const Value*>& in) {
   switch (op_kind(n.op)) {
-    case OpKind::leaf: return load(*n.array);
-    case OpKind::constant: return constant(n.fvalue, n.ivalue, n.dtype);
-    case OpKind::iota: return iota(n.shape, int(n.ivalue), n.dtype);
-    case OpKind::random: return random(n.op, n.shape, n.dtype, n.seed, n.stream);
-    case OpKind::cast: return cast(*in[0], n.dtype);
+    case OpKind::leaf:
+      return load(*n.array);
+    case OpKind::constant:
+      return constant(n.fvalue, n.ivalue, n.dtype);
+    case OpKind::iota:
+      return iota(n.shape, int(n.ivalue), n.dtype);
+    case OpKind::random:
+      return random(n.op, n.shape, n.dtype, n.seed, n.stream);
+    case OpKind::cast:
+      return cast(*in[0], n.dtype);
     case OpKind::elementwise: {
       std::vector<Value> args;
       for (const Value* v : in) args.push_back(*v);
@@ -32,7 +37,8 @@ Value evaluate(const Node& n, const std::vector<const Value*>& in) {
     }
     case OpKind::reduction:
       return reduce(n.op, *in[0], n.axes, n.ivalue, compute_type(n.dtype));
-    case OpKind::gemm: return matmul(*in[0], *in[1], n.shape);
+    case OpKind::gemm:
+      return matmul(*in[0], *in[1], n.shape);
     case OpKind::view: {
       const Value& x = *in[0];
       if (n.op == OpId::reshape) {

@@ -23,7 +23,9 @@ struct Row {
   T operator[](std::int64_t j) const { return p[base + offs[j]]; }
 };
 
-constexpr bool is_nan(double x) { return x != x; }
+constexpr bool is_nan(double x) {
+  return x != x;
+}
 
 template <class T>
 double mean_of(const Row<T>& r) {
@@ -88,9 +90,12 @@ R reduce_row(OpId op, const Row<T>& r, std::int64_t ddof) {
         return nf_convert<R>(acc);
       }
     }
-    case OpId::mean: return nf_convert<R>(mean_of(r));
-    case OpId::var: return nf_convert<R>(var_of(r, ddof));
-    case OpId::std: return nf_convert<R>(std::sqrt(var_of(r, ddof)));
+    case OpId::mean:
+      return nf_convert<R>(mean_of(r));
+    case OpId::var:
+      return nf_convert<R>(var_of(r, ddof));
+    case OpId::std:
+      return nf_convert<R>(std::sqrt(var_of(r, ddof)));
     case OpId::min:
     case OpId::max: {
       T acc = r[0];
@@ -99,8 +104,10 @@ R reduce_row(OpId op, const Row<T>& r, std::int64_t ddof) {
       }
       return nf_convert<R>(acc);
     }
-    case OpId::argmin: return nf_convert<R>(arg_of<T, false>(r));
-    case OpId::argmax: return nf_convert<R>(arg_of<T, true>(r));
+    case OpId::argmin:
+      return nf_convert<R>(arg_of<T, false>(r));
+    case OpId::argmax:
+      return nf_convert<R>(arg_of<T, true>(r));
     case OpId::any:
     case OpId::all: {
       const bool any = op == OpId::any;
@@ -109,8 +116,10 @@ R reduce_row(OpId op, const Row<T>& r, std::int64_t ddof) {
       }
       return nf_convert<R>(!any);
     }
-    case OpId::logsumexp: return nf_convert<R>(logsumexp_of(r));
-    default: throw InternalError("cpu::reduce: not a reduction: " + std::string(op_name(op)));
+    case OpId::logsumexp:
+      return nf_convert<R>(logsumexp_of(r));
+    default:
+      throw InternalError("cpu::reduce: not a reduction: " + std::string(op_name(op)));
   }
 }
 
@@ -137,12 +146,13 @@ Value reduce(OpId op, const Value& in, const std::vector<int>& axes, std::int64_
       using R = decltype(out_tag);
       R* o = out.data<R>();
       const T* p = in.data<T>();
-      for_each_row<1>(out_shape, {&in.strides},
-                      [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                        for (std::int64_t i = 0; i < n; ++i) {
-                          o[first + i] = reduce_row<R>(op, Row<T>{p, off[0] + i * step[0], offs}, ddof);
-                        }
-                      });
+      for_each_row<1>(
+          out_shape, {&in.strides},
+          [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              o[first + i] = reduce_row<R>(op, Row<T>{p, off[0] + i * step[0], offs}, ddof);
+            }
+          });
     });
   });
   return out;

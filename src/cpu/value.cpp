@@ -10,8 +10,10 @@ DType compute_type(DType t) {
   switch (t) {
     case DType::f16:
     case DType::bf16:
-    case DType::f32: return cpu_compute_dtype();
-    default: return t;
+    case DType::f32:
+      return cpu_compute_dtype();
+    default:
+      return t;
   }
 }
 
@@ -24,7 +26,9 @@ Value make_value(DType ctype, const Shape& shape) {
   return v;
 }
 
-bool is_contiguous(const Value& v) { return v.strides == contiguous_strides(v.shape); }
+bool is_contiguous(const Value& v) {
+  return v.strides == contiguous_strides(v.shape);
+}
 
 Value contiguous(const Value& v) {
   if (is_contiguous(v)) return v;
@@ -35,7 +39,8 @@ Value contiguous(const Value& v) {
     T* dst = out.data<T>();
     for_each_row<1>(v.shape, {&v.strides},
                     [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                      for (std::int64_t i = 0; i < n; ++i) dst[first + i] = src[off[0] + i * step[0]];
+                      for (std::int64_t i = 0; i < n; ++i)
+                        dst[first + i] = src[off[0] + i * step[0]];
                     });
   });
   return out;

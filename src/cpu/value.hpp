@@ -40,23 +40,35 @@ Value contiguous(const Value& v);
 template <class F>
 decltype(auto) visit_ctype(DType ctype, F&& f) {
   switch (ctype) {
-    case DType::b8: return f(nf_b8{});
-    case DType::u8: return f(nf_u8{});
-    case DType::i32: return f(nf_i32{});
-    case DType::i64: return f(nf_i64{});
-    case DType::f64: return f(nf_f64{});
-    default: return f(nf_f32{});
+    case DType::b8:
+      return f(nf_b8{});
+    case DType::u8:
+      return f(nf_u8{});
+    case DType::i32:
+      return f(nf_i32{});
+    case DType::i64:
+      return f(nf_i64{});
+    case DType::f64:
+      return f(nf_f64{});
+    default:
+      return f(nf_f32{});
   }
 }
 
 template <class T>
 constexpr DType ctype_of() {
-  if constexpr (std::is_same_v<T, nf_b8>) return DType::b8;
-  else if constexpr (std::is_same_v<T, nf_u8>) return DType::u8;
-  else if constexpr (std::is_same_v<T, nf_i32>) return DType::i32;
-  else if constexpr (std::is_same_v<T, nf_i64>) return DType::i64;
-  else if constexpr (std::is_same_v<T, nf_f32>) return DType::f32;
-  else return DType::f64;
+  if constexpr (std::is_same_v<T, nf_b8>)
+    return DType::b8;
+  else if constexpr (std::is_same_v<T, nf_u8>)
+    return DType::u8;
+  else if constexpr (std::is_same_v<T, nf_i32>)
+    return DType::i32;
+  else if constexpr (std::is_same_v<T, nf_i64>)
+    return DType::i64;
+  else if constexpr (std::is_same_v<T, nf_f32>)
+    return DType::f32;
+  else
+    return DType::f64;
 }
 
 // Calls f(first, offsets, inner_strides, inner_len) for each innermost row of

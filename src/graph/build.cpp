@@ -59,7 +59,9 @@ Node node(OpId op, DType t, Shape shape, std::vector<NodePtr> inputs = {}) {
   return n;
 }
 
-std::string op_str(OpId op) { return "nf::" + std::string(op_name(op)); }
+std::string op_str(OpId op) {
+  return "nf::" + std::string(op_name(op));
+}
 
 // Float to integer conversions saturate and send NaN to 0, as CUDA's do.
 std::int64_t saturate_to_i64(double v) {
@@ -69,11 +71,15 @@ std::int64_t saturate_to_i64(double v) {
   return static_cast<std::int64_t>(v);
 }
 
-int kind_of(DType t) { return t == bool_ ? 0 : is_integral(t) ? 1 : 2; }
+int kind_of(DType t) {
+  return t == bool_ ? 0 : is_integral(t) ? 1 : 2;
+}
 
 // The default dtype of a weak kind that meets a lower kind (numpy: an int
 // array with a Python float gives f64; a bool array with a Python int, i64).
-DType weak_default(DType weak) { return weak == bool_ ? bool_ : is_integral(weak) ? i64 : f64; }
+DType weak_default(DType weak) {
+  return weak == bool_ ? bool_ : is_integral(weak) ? i64 : f64;
+}
 
 void check_fits(const Node& c, DType t, OpId op) {
   if (c.op != OpId::constant || !is_integral(t) || !is_integral(c.dtype)) return;
@@ -230,11 +236,11 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
     reduced *= shape[a];
     shape[a] = 1;
   }
-  const bool needs_identity = op == OpId::min || op == OpId::max || op == OpId::argmin ||
-                              op == OpId::argmax;
+  const bool needs_identity =
+      op == OpId::min || op == OpId::max || op == OpId::argmin || op == OpId::argmax;
   if (needs_identity && reduced == 0 && numel(shape) > 0) {
-    throw ValueError(op_str(op) + ": reduction over an empty axis of shape " +
-                     to_string(x->shape) + " has no identity");
+    throw ValueError(op_str(op) + ": reduction over an empty axis of shape " + to_string(x->shape) +
+                     " has no identity");
   }
   if (ddof < 0) throw ValueError(op_str(op) + ": ddof must be >= 0, got " + std::to_string(ddof));
   const DType operand = operand_dtype(op, x->dtype);
@@ -291,7 +297,8 @@ NodePtr make_permute(const NodePtr& x, std::vector<int> perm) {
 }
 
 NodePtr make_broadcast(const NodePtr& x, const Shape& shape) {
-  if (shape.size() < x->shape.size() || broadcast_shapes(x->shape, shape, "broadcast_to") != shape) {
+  if (shape.size() < x->shape.size() ||
+      broadcast_shapes(x->shape, shape, "broadcast_to") != shape) {
     throw ShapeError("broadcast_to: cannot broadcast shape " + to_string(x->shape) + " to " +
                      to_string(shape));
   }
@@ -310,8 +317,8 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
   const std::int64_t k = sa.back();
   if (sb[sb.size() - 2] != k) {
     throw ShapeError("nf::matmul: shapes " + to_string(sa) + " and " + to_string(sb) +
-                     " are not aligned (" + std::to_string(k) + " != " +
-                     std::to_string(sb[sb.size() - 2]) + ")");
+                     " are not aligned (" + std::to_string(k) +
+                     " != " + std::to_string(sb[sb.size() - 2]) + ")");
   }
   Shape batch = broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2),
                                  "nf::matmul (batch axes)");
@@ -319,8 +326,8 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
   Shape shape = batch;
   shape.push_back(sa[sa.size() - 2]);
   shape.push_back(sb.back());
-  Node n = node(OpId::matmul, p.dtype, std::move(shape),
-                {make_cast(a, p.dtype), make_cast(b, p.dtype)});
+  Node n =
+      node(OpId::matmul, p.dtype, std::move(shape), {make_cast(a, p.dtype), make_cast(b, p.dtype)});
   return finish(std::move(n));
 }
 

@@ -18,8 +18,7 @@ NodePtr make_weak_bool(bool v);
 NodePtr make_constant(double v, DType t);
 // The index along `axis` at every position of `shape`.
 NodePtr make_iota(const Shape& shape, int axis, DType t);
-NodePtr make_random(OpId op, const Shape& shape, DType t, std::uint64_t seed,
-                    std::uint64_t stream);
+NodePtr make_random(OpId op, const Shape& shape, DType t, std::uint64_t seed, std::uint64_t stream);
 NodePtr make_cast(const NodePtr& x, DType t);
 NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs);
 NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof = 0);

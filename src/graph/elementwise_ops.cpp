@@ -12,18 +12,26 @@ Expr apply(OpId op, const E&... e) {
 
 }  // namespace
 
-#define NF_ARGS_1 const Expr &a
+#define NF_ARGS_1 const Expr& a
 #define NF_ARGS_2 const Expr &a, const Expr &b
 #define NF_ARGS_3 const Expr &a, const Expr &b, const Expr &c
 #define NF_PASS_1 a
 #define NF_PASS_2 a, b
 #define NF_PASS_3 a, b, c
 #define NF_ELEMENTWISE(name, arity, rule, accepts, fn) \
-  Expr name(NF_ARGS_##arity) { return apply(OpId::name, NF_PASS_##arity); }
+  Expr name(NF_ARGS_##arity) {                         \
+    return apply(OpId::name, NF_PASS_##arity);         \
+  }
 #include "graph/ops.def"
 
-Expr logistic(const Expr& x) { return sigmoid(x); }
-Expr pow(const Expr& a, const Expr& b) { return power(a, b); }
-Expr astype(const Expr& x, DType t) { return Expr(make_cast(x.node(), t)); }
+Expr logistic(const Expr& x) {
+  return sigmoid(x);
+}
+Expr pow(const Expr& a, const Expr& b) {
+  return power(a, b);
+}
+Expr astype(const Expr& x, DType t) {
+  return Expr(make_cast(x.node(), t));
+}
 
 }  // namespace nf

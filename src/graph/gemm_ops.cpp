@@ -18,14 +18,16 @@ Expr matmul_promoting(const Expr& a, const Expr& b) {
   if (b.ndim() == 1) bn = make_reshape(bn, {b.shape()[0], 1});
   NodePtr r = make_matmul(an, bn);
   Shape out = r->shape;
-  if (b.ndim() == 1) out.erase(out.end() - 1);         // the column's N == 1
+  if (b.ndim() == 1) out.erase(out.end() - 1);                        // the column's N == 1
   if (a.ndim() == 1) out.erase(out.end() - (b.ndim() == 1 ? 1 : 2));  // the row's M == 1
   return Expr(make_reshape(r, out));
 }
 
 }  // namespace
 
-Expr matmul(const Expr& a, const Expr& b) { return matmul_promoting(a, b); }
+Expr matmul(const Expr& a, const Expr& b) {
+  return matmul_promoting(a, b);
+}
 
 Expr dot(const Expr& a, const Expr& b) {
   if (a.ndim() == 0 || b.ndim() == 0) return multiply(a, b);

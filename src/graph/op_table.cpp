@@ -13,8 +13,7 @@ constexpr OpInfo kOps[] = {
   {#name, OpKind::elementwise, arity, ResultRule::rule, Accepts::accepts},
 #define NF_REDUCTION(name, rule, accepts) \
   {#name, OpKind::reduction, 1, ResultRule::rule, Accepts::accepts},
-#define NF_STRUCTURAL(name, kind) \
-  {#name, OpKind::kind, 0, ResultRule::same, Accepts::any_dtype},
+#define NF_STRUCTURAL(name, kind) {#name, OpKind::kind, 0, ResultRule::same, Accepts::any_dtype},
 #include "graph/ops.def"
 };
 
@@ -38,10 +37,14 @@ DType operand_dtype(OpId op, DType p) {
                      " does not accept bool operands; convert them with astype first");
   }
   switch (info.rule) {
-    case ResultRule::floating: return floating_dtype(p);
-    case ResultRule::true_divide: return is_floating(p) ? p : f64;
-    case ResultRule::logical: return info.kind == OpKind::reduction ? p : bool_;
-    default: return p;
+    case ResultRule::floating:
+      return floating_dtype(p);
+    case ResultRule::true_divide:
+      return is_floating(p) ? p : f64;
+    case ResultRule::logical:
+      return info.kind == OpKind::reduction ? p : bool_;
+    default:
+      return p;
   }
 }
 
@@ -49,11 +52,16 @@ DType result_dtype(OpId op, DType p) {
   const DType operand = operand_dtype(op, p);
   switch (op_info(op).rule) {
     case ResultRule::compare:
-    case ResultRule::logical: return bool_;
-    case ResultRule::accumulate: return is_floating(p) ? p : i64;
-    case ResultRule::average: return is_floating(p) ? p : f64;
-    case ResultRule::index: return i64;
-    default: return operand;
+    case ResultRule::logical:
+      return bool_;
+    case ResultRule::accumulate:
+      return is_floating(p) ? p : i64;
+    case ResultRule::average:
+      return is_floating(p) ? p : f64;
+    case ResultRule::index:
+      return i64;
+    default:
+      return operand;
   }
 }
 

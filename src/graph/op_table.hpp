@@ -52,8 +52,12 @@ struct OpInfo {
 };
 
 const OpInfo& op_info(OpId op);
-inline std::string_view op_name(OpId op) { return op_info(op).name; }
-inline OpKind op_kind(OpId op) { return op_info(op).kind; }
+inline std::string_view op_name(OpId op) {
+  return op_info(op).name;
+}
+inline OpKind op_kind(OpId op) {
+  return op_info(op).kind;
+}
 
 // numpy's float for a dtype: floats stay, u8/bool -> f16, i32/i64 -> f64.
 DType floating_dtype(DType t);

@@ -16,7 +16,9 @@ Expr draw(OpId op, const Shape& shape, DType t) {
   return Expr(make_random(op, shape, t, g_seed.load(), g_stream.fetch_add(1)));
 }
 
-DType random_dtype(DType t) { return is_floating(t) ? t : default_float; }
+DType random_dtype(DType t) {
+  return is_floating(t) ? t : default_float;
+}
 
 }  // namespace
 
@@ -25,10 +27,18 @@ void seed(std::uint64_t s) {
   g_stream = 0;
 }
 
-Expr rand(const Shape& shape, DType dtype) { return draw(OpId::rand_uniform, shape, dtype); }
-Expr randn(const Shape& shape, DType dtype) { return draw(OpId::rand_normal, shape, dtype); }
-Expr rand_like(const Expr& x) { return rand(x.shape(), random_dtype(x.dtype())); }
-Expr randn_like(const Expr& x) { return randn(x.shape(), random_dtype(x.dtype())); }
+Expr rand(const Shape& shape, DType dtype) {
+  return draw(OpId::rand_uniform, shape, dtype);
+}
+Expr randn(const Shape& shape, DType dtype) {
+  return draw(OpId::rand_normal, shape, dtype);
+}
+Expr rand_like(const Expr& x) {
+  return rand(x.shape(), random_dtype(x.dtype()));
+}
+Expr randn_like(const Expr& x) {
+  return randn(x.shape(), random_dtype(x.dtype()));
+}
 
 Expr bernoulli(const Expr& p) {
   const DType t = random_dtype(p.dtype());

@@ -5,8 +5,10 @@
 
 namespace nf {
 
-#define NF_SIMPLE_REDUCTION(name) \
-  Expr name(const Expr& x, Axes axes) { return Expr(make_reduction(OpId::name, x.node(), axes)); }
+#define NF_SIMPLE_REDUCTION(name)                            \
+  Expr name(const Expr& x, Axes axes) {                      \
+    return Expr(make_reduction(OpId::name, x.node(), axes)); \
+  }
 NF_SIMPLE_REDUCTION(sum)
 NF_SIMPLE_REDUCTION(prod)
 NF_SIMPLE_REDUCTION(mean)
@@ -27,9 +29,17 @@ Expr std(const Expr& x, Axes axes, int ddof) {
   return Expr(make_reduction(OpId::std, x.node(), axes, ddof));
 }
 
-Expr argmin(const Expr& x, int axis) { return Expr(make_reduction(OpId::argmin, x.node(), axis)); }
-Expr argmax(const Expr& x, int axis) { return Expr(make_reduction(OpId::argmax, x.node(), axis)); }
-Expr argmin(const Expr& x) { return Expr(make_reduction(OpId::argmin, x.node(), Axes{})); }
-Expr argmax(const Expr& x) { return Expr(make_reduction(OpId::argmax, x.node(), Axes{})); }
+Expr argmin(const Expr& x, int axis) {
+  return Expr(make_reduction(OpId::argmin, x.node(), axis));
+}
+Expr argmax(const Expr& x, int axis) {
+  return Expr(make_reduction(OpId::argmax, x.node(), axis));
+}
+Expr argmin(const Expr& x) {
+  return Expr(make_reduction(OpId::argmin, x.node(), Axes{}));
+}
+Expr argmax(const Expr& x) {
+  return Expr(make_reduction(OpId::argmax, x.node(), Axes{}));
+}
 
 }  // namespace nf

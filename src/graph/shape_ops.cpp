@@ -8,7 +8,9 @@
 
 namespace nf {
 
-Expr reshape(const Expr& x, Shape shape) { return Expr(make_reshape(x.node(), std::move(shape))); }
+Expr reshape(const Expr& x, Shape shape) {
+  return Expr(make_reshape(x.node(), std::move(shape)));
+}
 
 Expr transpose(const Expr& x, std::vector<int> perm) {
   return Expr(make_permute(x.node(), std::move(perm)));
@@ -41,6 +43,8 @@ Expr expand_dims(const Expr& x, int axis) {
   return reshape(x, std::move(s));
 }
 
-Expr broadcast_to(const Expr& x, Shape shape) { return Expr(make_broadcast(x.node(), shape)); }
+Expr broadcast_to(const Expr& x, Shape shape) {
+  return Expr(make_broadcast(x.node(), shape));
+}
 
 }  // namespace nf

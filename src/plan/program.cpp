@@ -11,9 +11,9 @@ namespace {
 // the hash table against collisions.
 bool same_node(const Node& a, const std::vector<int>& ia, const Node& b,
                const std::vector<int>& ib) {
-  return a.op == b.op && a.dtype == b.dtype && a.weak == b.weak && a.shape == b.shape &&
-         ia == ib && std::memcmp(&a.fvalue, &b.fvalue, sizeof a.fvalue) == 0 &&
-         a.ivalue == b.ivalue && a.axes == b.axes && a.seed == b.seed && a.stream == b.stream &&
+  return a.op == b.op && a.dtype == b.dtype && a.weak == b.weak && a.shape == b.shape && ia == ib &&
+         std::memcmp(&a.fvalue, &b.fvalue, sizeof a.fvalue) == 0 && a.ivalue == b.ivalue &&
+         a.axes == b.axes && a.seed == b.seed && a.stream == b.stream &&
          (a.array == b.array ||
           (a.array && b.array && a.array->storage() == b.array->storage() &&
            a.array->offset() == b.array->offset() && a.array->strides() == b.array->strides() &&

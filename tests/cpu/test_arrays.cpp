@@ -5,8 +5,8 @@
 
 #include <numfuse/numfuse.hpp>
 
-using nf::Array;
 using Catch::Matchers::Equals;
+using nf::Array;
 using V = std::vector<double>;
 
 namespace {
@@ -86,9 +86,9 @@ TEST_CASE("writing through a view writes the original", "[arrays]") {
 
 TEST_CASE("copying an Array shares storage; assignment rebinds", "[arrays]") {
   Array a = nf::ones({3}, nf::f64);
-  Array b = a;          // shares
-  Array c = a.copy();   // owns
-  a += 1;               // in place: visible through b
+  Array b = a;         // shares
+  Array c = a.copy();  // owns
+  a += 1;              // in place: visible through b
   CHECK_THAT(b.to_vector<double>(), Equals(V{2, 2, 2}));
   CHECK_THAT(c.to_vector<double>(), Equals(V{1, 1, 1}));
   a = a * 10;  // rebinds a; b keeps the old buffer, as numpy's `a = a * 10`

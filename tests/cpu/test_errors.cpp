@@ -5,9 +5,9 @@
 
 #include <numfuse/numfuse.hpp>
 
-using nf::Array;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
+using nf::Array;
 
 namespace {
 
@@ -31,7 +31,9 @@ TEST_CASE("shapes that do not broadcast raise ShapeError naming both shapes and 
   CHECK_THAT(m, Contains("(3, 4)") && Contains("(5,)") && Contains("add"));
   CHECK_THROWS_AS(nf::where(nf::ones({2}) > 0, a, a), nf::ShapeError);
   CHECK_THROWS_AS(nf::matmul(a, a), nf::ShapeError);
-  CHECK_THAT(message_of<nf::ShapeError>([&] { (void)nf::dot(a, nf::ones({3, 2})); }),
+  CHECK_THAT(message_of<nf::ShapeError>([&] {
+               (void)nf::dot(a, nf::ones({3, 2}));
+             }),
              Contains("(3, 4)") && Contains("(3, 2)"));
   CHECK_THROWS_AS(nf::sum(a, 2), nf::ShapeError);
   CHECK_THROWS_AS(nf::mean(a, {0, -2}), nf::ShapeError);
@@ -41,7 +43,8 @@ TEST_CASE("shapes that do not broadcast raise ShapeError naming both shapes and 
 
 TEST_CASE("dtype errors are typed", "[errors]") {
   Array b = nf::ones({3}, nf::bool_);
-  CHECK_THAT(message_of<nf::DTypeError>([&] { (void)(b - b); }), Contains("subtract") && Contains("bool"));
+  CHECK_THAT(message_of<nf::DTypeError>([&] { (void)(b - b); }),
+             Contains("subtract") && Contains("bool"));
   CHECK_THROWS_AS(-b, nf::DTypeError);
   CHECK_THROWS_AS(nf::rand({2}, nf::i32), nf::DTypeError);
   CHECK_THAT(message_of<nf::ValueError>([&] { (void)(nf::ones({2}, nf::u8) + 300); }),

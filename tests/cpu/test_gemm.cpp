@@ -27,7 +27,8 @@ std::vector<double> reference(const nf::Array& a, const nf::Array& b) {
       for (int64_t j = 0; j < n; ++j) {
         double s = 0;
         for (int64_t q = 0; q < k; ++q) {
-          s += av[(ba == 1 ? 0 : z) * m * k + i * k + q] * bv[(bb == 1 ? 0 : z) * k * n + q * n + j];
+          s +=
+              av[(ba == 1 ? 0 : z) * m * k + i * k + q] * bv[(bb == 1 ? 0 : z) * k * n + q * n + j];
         }
         out[z * m * n + i * n + j] = s;
       }
@@ -47,7 +48,8 @@ void check_close(const std::vector<double>& got, const std::vector<double>& want
 TEST_CASE("matmul of 2-D and batched operands, views and odd sizes", "[gemm]") {
   for (nf::DType t : {nf::f32, nf::f64, nf::f16, nf::i32, nf::i64}) {
     const double tol = t == nf::f16 ? 1e-2 : 1e-6;
-    for (auto [m, k, n] : {std::array<int64_t, 3>{1, 1, 1}, {1, 7, 1}, {7, 1, 5}, {13, 9, 11}, {3, 0, 2}}) {
+    for (auto [m, k, n] :
+         {std::array<int64_t, 3>{1, 1, 1}, {1, 7, 1}, {7, 1, 5}, {13, 9, 11}, {3, 0, 2}}) {
       INFO(nf::name(t) << " " << m << "x" << k << "x" << n);
       nf::Array a = random_array({m, k}, t, 1), b = random_array({k, n}, t, 2);
       nf::Array c = nf::matmul(a, b);

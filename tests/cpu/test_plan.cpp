@@ -37,7 +37,8 @@ TEST_CASE("different arrays, constants or streams are not merged", "[plan]") {
   nf::Array a = nf::ones({3}), b = nf::ones({3});
   CHECK(count_op(nf::make_program({(nf::Expr(a) + b).node()}), nf::OpId::leaf) == 2);
   CHECK(count_op(nf::make_program({(a * 2 + a * 3).node()}), nf::OpId::multiply) == 2);
-  CHECK(count_op(nf::make_program({(nf::rand({3}) + nf::rand({3})).node()}), nf::OpId::rand_uniform) == 2);
+  CHECK(count_op(nf::make_program({(nf::rand({3}) + nf::rand({3})).node()}),
+                 nf::OpId::rand_uniform) == 2);
   nf::Expr r = nf::rand({3});
   CHECK(count_op(nf::make_program({(r + r).node()}), nf::OpId::rand_uniform) == 1);
 }

@@ -11,12 +11,12 @@ using nf::DType;
 TEST_CASE("promote_types follows numpy's table", "[promotion]") {
   using nf::bf16, nf::bool_, nf::f16, nf::f32, nf::f64, nf::i32, nf::i64, nf::u8;
   const std::map<std::pair<DType, DType>, DType> expected{
-      {{bool_, bool_}, bool_}, {{bool_, u8}, u8},    {{bool_, i32}, i32},   {{bool_, f16}, f16},
-      {{bool_, bf16}, bf16},   {{bool_, f64}, f64},  {{u8, i32}, i32},      {{u8, i64}, i64},
-      {{u8, f16}, f16},        {{u8, bf16}, bf16},   {{u8, f32}, f32},      {{i32, i64}, i64},
-      {{i32, f16}, f64},       {{i32, f32}, f64},    {{i64, f32}, f64},     {{i64, bf16}, f64},
-      {{f16, bf16}, f32},      {{f16, f32}, f32},    {{bf16, f32}, f32},    {{f32, f64}, f64},
-      {{f16, f64}, f64},       {{i64, f64}, f64},    {{i32, i32}, i32},     {{bf16, bf16}, bf16},
+      {{bool_, bool_}, bool_}, {{bool_, u8}, u8},   {{bool_, i32}, i32}, {{bool_, f16}, f16},
+      {{bool_, bf16}, bf16},   {{bool_, f64}, f64}, {{u8, i32}, i32},    {{u8, i64}, i64},
+      {{u8, f16}, f16},        {{u8, bf16}, bf16},  {{u8, f32}, f32},    {{i32, i64}, i64},
+      {{i32, f16}, f64},       {{i32, f32}, f64},   {{i64, f32}, f64},   {{i64, bf16}, f64},
+      {{f16, bf16}, f32},      {{f16, f32}, f32},   {{bf16, f32}, f32},  {{f32, f64}, f64},
+      {{f16, f64}, f64},       {{i64, f64}, f64},   {{i32, i32}, i32},   {{bf16, bf16}, bf16},
   };
   for (const auto& [pair, result] : expected) {
     INFO(nf::name(pair.first) << " with " << nf::name(pair.second));

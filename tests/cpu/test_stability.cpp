@@ -48,7 +48,8 @@ TEST_CASE("the mission line normalises rows with a large mean", "[stability]") {
 }
 
 TEST_CASE("logsumexp does not overflow or underflow", "[stability]") {
-  nf::Array a = nf::array(std::vector<float>{1000.f, 1000.f, -1000.f, -1000.f, 0.f, -1e30f}, {3, 2});
+  nf::Array a =
+      nf::array(std::vector<float>{1000.f, 1000.f, -1000.f, -1000.f, 0.f, -1e30f}, {3, 2});
   const std::vector<float> r = nf::Array(nf::logsumexp(a, 1)).to_vector<float>();
   CHECK(r[0] == Approx(1000.0 + std::log(2.0)));
   CHECK(r[1] == Approx(-1000.0 + std::log(2.0)));
