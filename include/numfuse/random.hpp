@@ -14,7 +14,8 @@ namespace nf {
 // Resets the generator: the calls after it draw the same numbers every run.
 void seed(std::uint64_t s);
 
-Expr rand(const Shape& shape, DType dtype = default_float);   // uniform on (0, 1]
+// Uniform on (0, 1]; in f16, draws below its smallest value (2^-24) round to 0.
+Expr rand(const Shape& shape, DType dtype = default_float);
 Expr randn(const Shape& shape, DType dtype = default_float);  // standard normal
 Expr rand_like(const Expr& x);  // uniform, x's shape and (floating) dtype
 Expr randn_like(const Expr& x);

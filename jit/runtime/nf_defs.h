@@ -18,23 +18,26 @@ typedef long long nf_i64;
 typedef float nf_f32;
 typedef double nf_f64;
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-NF_HD unsigned int nf_float_bits(float f) {
-  return __float_as_uint(f);
-}
-NF_HD float nf_bits_float(unsigned int u) {
-  return __uint_as_float(u);
-}
-#else
+// Device code reinterprets bits with intrinsics; host code (and nvcc's host
+// pass) with memcpy.
+#if !defined(__CUDACC_RTC__)
 #include <string.h>
+#endif
 NF_HD unsigned int nf_float_bits(float f) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return __float_as_uint(f);
+#else
   unsigned int u;
   memcpy(&u, &f, sizeof u);
   return u;
+#endif
 }
 NF_HD float nf_bits_float(unsigned int u) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return __uint_as_float(u);
+#else
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
-}
 #endif
+}
