@@ -40,7 +40,10 @@ DType operand_dtype(OpId op, DType p) {
     case ResultRule::floating:
       return floating_dtype(p);
     case ResultRule::true_divide:
+    case ResultRule::average:
       return is_floating(p) ? p : f64;
+    case ResultRule::accumulate:  // numpy sums bool and integers in i64
+      return is_floating(p) ? p : i64;
     case ResultRule::logical:
       return info.kind == OpKind::reduction ? p : bool_;
     default:
@@ -54,10 +57,6 @@ DType result_dtype(OpId op, DType p) {
     case ResultRule::compare:
     case ResultRule::logical:
       return bool_;
-    case ResultRule::accumulate:
-      return is_floating(p) ? p : i64;
-    case ResultRule::average:
-      return is_floating(p) ? p : f64;
     case ResultRule::index:
       return i64;
     default:
