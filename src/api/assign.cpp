@@ -1,7 +1,6 @@
 // Array members that evaluate: construction from expressions, assignment,
 // in-place updates and reads. Every one builds the whole statement first, so
 // an error leaves the target unchanged.
-#include <cstring>
 #include <string>
 
 #include "api/execute.hpp"
@@ -87,9 +86,7 @@ Array Array::reshape(Shape shape) const {
 
 void Array::read_into(void* dst, DType t) const {
   const Array src = (t == dtype_ && is_contiguous()) ? *this : Array(nf::astype(*this, t));
-  if (src.size() == 0) return;
-  std::memcpy(dst, static_cast<const char*>(src.storage_->data) + src.offset_ * itemsize(t),
-              static_cast<std::size_t>(src.size()) * itemsize(t));
+  copy_from_array(dst, src);
 }
 
 void Array::read_item(void* dst, DType t) const {

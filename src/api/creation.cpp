@@ -56,7 +56,7 @@ Array linspace(double start, double stop, std::int64_t num, DType dtype) {
 
 Array array(const void* data, DType dtype, const Shape& shape) {
   Array out = new_array(dtype, shape);
-  if (out.size() > 0) std::memcpy(out.storage()->data, data, out.size() * itemsize(dtype));
+  copy_to_array(out, data);
   return out;
 }
 

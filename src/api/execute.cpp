@@ -1,14 +1,61 @@
 #include "api/execute.hpp"
 
+#include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "cpu/interpreter.hpp"
+#include "cuda/executor.hpp"
+#include "cuda/memory.hpp"
+#include "graph/build.hpp"
 #include "numfuse/errors.hpp"
-#include "plan/program.hpp"
+#include "plan/schedule.hpp"
 
 namespace nf {
+namespace {
+
+bool on_cuda(const Array& a) {
+  return a.device().kind == Device::Kind::cuda;
+}
+
+// Until reductions and products have GPU kernels, a statement that needs them
+// runs on the CPU backend over host copies of its device arrays, and its
+// results are copied back with a generated kernel.
+void run_on_host(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs) {
+  const Program p = make_program(roots);
+  std::vector<NodePtr> host(p.nodes.size());
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& n = *p.nodes[i];
+    if (n.op == OpId::leaf && on_cuda(*n.array)) {
+      const Array dense = n.array->is_contiguous() ? *n.array : Array(Expr(*n.array));
+      Array h = new_array(n.dtype, n.shape, Device::cpu());
+      copy_from_array(h.storage()->data, dense);
+      host[i] = make_leaf(h);
+      continue;
+    }
+    std::vector<NodePtr> ins;
+    for (int j : p.inputs[i]) ins.push_back(host[j]);
+    host[i] = ins.empty() ? p.nodes[i] : rebuild(n, std::move(ins));
+  }
+  std::vector<NodePtr> host_roots;
+  std::vector<Array> host_outputs;
+  for (std::size_t r = 0; r < roots.size(); ++r) {
+    host_roots.push_back(host[p.roots[r]]);
+    host_outputs.push_back(new_array(roots[r]->dtype, roots[r]->shape, Device::cpu()));
+  }
+  cpu::run(make_schedule(host_roots, default_schedule_options()), host_outputs);
+  for (std::size_t r = 0; r < roots.size(); ++r) {
+    Array up = new_array(roots[r]->dtype, roots[r]->shape, outputs[r].device());
+    copy_to_array(up, host_outputs[r].storage()->data);
+    const std::vector<NodePtr> copy{make_leaf(up)};
+    cuda::run(make_schedule(copy, default_schedule_options()), {outputs[r]},
+              outputs[r].device().index);
+  }
+}
+
+}  // namespace
 
 void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs) {
   for (std::size_t i = 0; i < roots.size(); ++i) {
@@ -16,15 +63,49 @@ void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& output
       throw InternalError("execute: root " + std::to_string(i) + " does not match its output");
     }
   }
-  cpu::run(make_program(roots), outputs);
+  if (outputs.empty()) return;
+  Schedule s = make_schedule(roots, default_schedule_options());
+  if (!on_cuda(outputs[0])) return cpu::run(s, outputs);
+  if (cuda::runs_on_gpu(s)) return cuda::run(s, outputs, outputs[0].device().index);
+  run_on_host(roots, outputs);
 }
 
 Array new_array(DType dtype, const Shape& shape) {
+  return new_array(dtype, shape, default_device());
+}
+
+Array new_array(DType dtype, const Shape& shape, Device device) {
   for (auto d : shape) {
     if (d < 0) throw ShapeError("negative dimension in shape " + to_string(shape));
   }
-  auto storage = allocate_host(static_cast<std::size_t>(numel(shape)) * itemsize(dtype));
+  const std::size_t bytes = static_cast<std::size_t>(numel(shape)) * itemsize(dtype);
+  auto storage = device.kind == Device::Kind::cuda ? cuda::allocate_device(device.index, bytes)
+                                                   : allocate_host(bytes);
   return Array(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
+}
+
+void copy_to_array(const Array& dst, const void* src) {
+  const std::size_t bytes = std::size_t(dst.size()) * itemsize(dst.dtype());
+  if (bytes == 0) return;
+  char* p =
+      static_cast<char*>(dst.storage()->data) + dst.offset() * std::int64_t(itemsize(dst.dtype()));
+  if (on_cuda(dst)) {
+    cuda::copy_host_to_device(p, src, bytes, dst.device().index);
+  } else {
+    std::memcpy(p, src, bytes);
+  }
+}
+
+void copy_from_array(void* dst, const Array& src) {
+  const std::size_t bytes = std::size_t(src.size()) * itemsize(src.dtype());
+  if (bytes == 0) return;
+  const char* p = static_cast<const char*>(src.storage()->data) +
+                  src.offset() * std::int64_t(itemsize(src.dtype()));
+  if (on_cuda(src)) {
+    cuda::copy_device_to_host(dst, p, bytes, src.device().index);
+  } else {
+    std::memcpy(dst, p, bytes);
+  }
 }
 
 }  // namespace nf

@@ -1,5 +1,5 @@
-// Running a statement: plan the roots together and hand the program to the
-// backend of the device the outputs live on.
+// Running a statement: schedule the roots together and hand the schedule to
+// the backend of the device the outputs live on.
 #pragma once
 
 #include <vector>
@@ -12,7 +12,12 @@ namespace nf {
 // Writes roots[i] into outputs[i], which has the root's shape and dtype.
 void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs);
 
-// A new contiguous array on the default device.
+// A new contiguous array, on the default device unless one is given.
 Array new_array(DType dtype, const Shape& shape);
+Array new_array(DType dtype, const Shape& shape, Device device);
+
+// Bytes between host memory and a contiguous array on any device.
+void copy_to_array(const Array& dst, const void* src);
+void copy_from_array(void* dst, const Array& src);
 
 }  // namespace nf

@@ -1,6 +1,9 @@
 #include "cpu/convert.hpp"
 
 #include <cstdint>
+#include <string>
+
+#include "numfuse/errors.hpp"
 
 #include "runtime/nf_cast.h"
 #include "runtime/nf_half.h"
@@ -60,6 +63,11 @@ decltype(auto) visit_storage(DType t, F&& f) {
 }  // namespace
 
 Value load(const Array& a) {
+  if (a.device() != Device::cpu()) {
+    throw ValueError("an array on " + to_string(a.device()) +
+                     " was used in a statement running on the CPU (numfuse moves no array "
+                     "between devices by itself)");
+  }
   Value out = make_value(compute_type(a.dtype()), a.shape());
   visit_storage(a.dtype(), [&](auto fmt) {
     using Fmt = decltype(fmt);

@@ -58,12 +58,19 @@ Value evaluate(const Node& n, const std::vector<const Value*>& in) {
 
 }  // namespace
 
-void run(const Program& p, const std::vector<Array>& outputs) {
+void run(const Schedule& plan, const std::vector<Array>& outputs) {
+  const Program& p = plan.program;
   std::vector<Value> values(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     std::vector<const Value*> in;
     for (int j : p.inputs[i]) in.push_back(&values[j]);
-    values[i] = evaluate(*p.nodes[i], in);
+    const Node& n = *p.nodes[i];
+    values[i] = evaluate(n, in);
+    // A stored f16 is an f16, as on the GPU; f64 emulation keeps full precision.
+    if (plan.home[i] == Schedule::Home::step && itemsize(n.dtype) == 2 &&
+        compute_type(n.dtype) == f32) {
+      values[i] = cast(values[i], n.dtype);
+    }
     for (int j : p.inputs[i]) {
       if (p.last_use[j] == int(i)) values[j] = Value{};
     }

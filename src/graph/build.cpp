@@ -122,6 +122,12 @@ Promoted promote(const std::vector<NodePtr>& ins, OpId op) {
 
 }  // namespace
 
+NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs) {
+  Node copy = n;
+  copy.inputs = std::move(inputs);
+  return finish(std::move(copy));
+}
+
 NodePtr make_leaf(const Array& a) {
   Node n = node(OpId::leaf, a.dtype(), a.shape());
   n.array = std::make_shared<const Array>(a);

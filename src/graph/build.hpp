@@ -27,4 +27,7 @@ NodePtr make_permute(const NodePtr& x, std::vector<int> perm);
 NodePtr make_broadcast(const NodePtr& x, const Shape& shape);
 NodePtr make_matmul(const NodePtr& a, const NodePtr& b);
 
+// A copy of `n` over new inputs of the same shapes and dtypes.
+NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs);
+
 }  // namespace nf

@@ -1,0 +1,64 @@
+#include "plan/memory_layout.hpp"
+
+#include "core/shape_util.hpp"
+
+namespace nf {
+
+bool Layout::contiguous() const {
+  std::int64_t expect = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) continue;
+    if (shape[i] == 0) return true;
+    if (strides[i] != expect) return false;
+    expect *= shape[i];
+  }
+  return true;
+}
+
+namespace {
+
+Layout of_array(const Array& a) {
+  return {a.dtype(), a.shape(), a.strides(), a.offset()};
+}
+
+Layout view_of(const Node& n, const Layout& in) {
+  Layout out = in;
+  out.dtype = n.dtype;
+  out.shape = n.shape;
+  if (n.op == OpId::reshape) {
+    out.strides = contiguous_strides(n.shape);  // the schedule aliases contiguous inputs only
+  } else if (n.op == OpId::broadcast) {
+    out.strides = broadcast_strides(in.shape, in.strides, n.shape);
+  } else {
+    for (std::size_t i = 0; i < n.axes.size(); ++i) out.strides[i] = in.strides[n.axes[i]];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::optional<Layout>> memory_layouts(const Schedule& s,
+                                                  const std::vector<Array>& outputs) {
+  const Program& p = s.program;
+  std::vector<std::optional<Layout>> out(p.nodes.size());
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& n = *p.nodes[i];
+    switch (s.home[i]) {
+      case Schedule::Home::leaf:
+        out[i] = of_array(*n.array);
+        break;
+      case Schedule::Home::alias:
+        out[i] = view_of(n, *out[p.inputs[i][0]]);
+        break;
+      case Schedule::Home::step:
+        out[i] = s.root_of[i] >= 0 ? of_array(outputs[s.root_of[i]])
+                                   : Layout{n.dtype, n.shape, contiguous_strides(n.shape), 0};
+        break;
+      case Schedule::Home::none:
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace nf

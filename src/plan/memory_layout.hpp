@@ -1,0 +1,27 @@
+// Where each in-memory value of a schedule lies: dtype, shape, strides and
+// offset into its buffer. Kernels are generated for these layouts and the
+// launcher passes their strides.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "numfuse/array.hpp"
+#include "plan/schedule.hpp"
+
+namespace nf {
+
+struct Layout {
+  DType dtype = f32;
+  Shape shape;
+  Strides strides;
+  std::int64_t offset = 0;  // elements from the start of the buffer
+  bool contiguous() const;
+};
+
+// Leaves lie in their arrays, roots in `outputs`, other step outputs in new
+// contiguous buffers, and aliases are views of their input's layout.
+std::vector<std::optional<Layout>> memory_layouts(const Schedule& s,
+                                                  const std::vector<Array>& outputs);
+
+}  // namespace nf

@@ -1,0 +1,251 @@
+#include "plan/schedule.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_set>
+
+namespace nf {
+namespace {
+
+bool is_generator(OpKind k) {
+  return k == OpKind::random || k == OpKind::iota;
+}
+
+// Nodes a fused kernel can compute from registers.
+bool fusable(const Node& n) {
+  switch (op_kind(n.op)) {
+    case OpKind::constant:
+    case OpKind::iota:
+    case OpKind::random:
+    case OpKind::cast:
+    case OpKind::elementwise:
+      return true;
+    case OpKind::view:
+      return n.op == OpId::broadcast;
+    default:
+      return false;
+  }
+}
+
+class Planner {
+ public:
+  Planner(const std::vector<NodePtr>& roots, const ScheduleOptions& o) : o_(o) {
+    plan_.program = make_program(roots);
+    const std::size_t n = plan_.program.nodes.size();
+    mem_.assign(n, false);
+    plan_.home.assign(n, Schedule::Home::none);
+    plan_.root_of.assign(n, -1);
+    for (std::size_t r = 0; r < plan_.program.roots.size(); ++r) {
+      int& slot = plan_.root_of[plan_.program.roots[r]];
+      if (slot < 0) slot = int(r);
+    }
+  }
+
+  Schedule run() {
+    decide_memory();
+    limit_kernel_size();
+    make_steps();
+    merge_steps();
+    return std::move(plan_);
+  }
+
+ private:
+  const Node& node(int i) const { return *plan_.program.nodes[i]; }
+  const std::vector<int>& inputs(int i) const { return plan_.program.inputs[i]; }
+
+  // Pass 1: which values must exist in memory.
+  void decide_memory() {
+    const int n = int(plan_.program.nodes.size());
+    for (int r : plan_.program.roots) mem_[r] = true;
+    for (int i = 0; i < n; ++i) {
+      const Node& nd = node(i);
+      const OpKind k = op_kind(nd.op);
+      if (k == OpKind::leaf || k == OpKind::reduction || k == OpKind::gemm) mem_[i] = true;
+      if (k == OpKind::reduction || k == OpKind::gemm || nd.op == OpId::reshape ||
+          nd.op == OpId::permute) {
+        for (int in : inputs(i)) mem_[in] = true;
+        if (k == OpKind::view) mem_[i] = true;
+      }
+      if (!o_.fuse && k != OpKind::constant) mem_[i] = true;
+    }
+    // A generator indexes itself by its own shape, so it runs over its own
+    // domain; a consumer over a larger domain reads it from memory.
+    for (int i = 0; i < n; ++i) {
+      if (!fusable(node(i))) continue;
+      for (int in : inputs(i)) {
+        if (is_generator(op_kind(node(in).op)) && node(in).shape != node(i).shape) mem_[in] = true;
+      }
+    }
+  }
+
+  // Split kernels that would read too many arrays or grow too large: the
+  // biggest fused input of an oversized node goes to memory.
+  void limit_kernel_size() {
+    const int n = int(plan_.program.nodes.size());
+    std::vector<int> ops(n, 0), operands(n, 0);
+    for (int i = 0; i < n; ++i) {
+      if (!fusable(node(i))) continue;
+      while (true) {
+        ops[i] = 1;
+        operands[i] = 0;
+        int biggest = -1;
+        for (int in : inputs(i)) {
+          if (mem_[in] || !fusable(node(in))) {
+            operands[i] += 1;
+            continue;
+          }
+          ops[i] += ops[in];
+          operands[i] += operands[in];
+          if (biggest < 0 || ops[in] + operands[in] > ops[biggest] + operands[biggest])
+            biggest = in;
+        }
+        if ((ops[i] <= o_.max_nodes && operands[i] < o_.max_operands) || biggest < 0) break;
+        mem_[biggest] = true;
+      }
+      if (mem_[i]) {
+        ops[i] = 0;
+        operands[i] = 1;
+      }
+    }
+  }
+
+  bool memory_contiguous(int i) const {
+    const Node& nd = node(i);
+    if (plan_.home[i] == Schedule::Home::step) return true;
+    if (plan_.home[i] == Schedule::Home::leaf) return nd.array->is_contiguous();
+    return false;  // aliases: permutes and broadcasts are not, reshapes of them neither
+  }
+
+  // Pass 2: a step per value in memory, inputs first.
+  void make_steps() {
+    const int n = int(plan_.program.nodes.size());
+    for (int i = 0; i < n; ++i) {
+      if (!mem_[i]) continue;
+      const Node& nd = node(i);
+      const OpKind k = op_kind(nd.op);
+      if (k == OpKind::leaf) {
+        plan_.home[i] = Schedule::Home::leaf;
+      } else if (k == OpKind::view && (nd.op != OpId::reshape || memory_contiguous(inputs(i)[0]))) {
+        plan_.home[i] = Schedule::Home::alias;
+      } else if (k == OpKind::reduction || k == OpKind::gemm) {
+        plan_.home[i] = Schedule::Home::step;
+        steps_add({k == OpKind::gemm ? StepKind::gemm : StepKind::reduction,
+                   nd.shape,
+                   {i},
+                   inputs(i),
+                   {i}});
+      } else {
+        plan_.home[i] = Schedule::Home::step;
+        steps_add(fused_step(i));
+      }
+    }
+    // Roots that already live in memory are copied into their outputs.
+    for (int r : plan_.program.roots) {
+      if (plan_.home[r] == Schedule::Home::leaf || plan_.home[r] == Schedule::Home::alias) {
+        if (!copied_.insert(r).second) continue;
+        steps_add({StepKind::fused, node(r).shape, {}, {r}, {r}});
+      }
+    }
+  }
+
+  // The fused cone below node `out`: every fusable ancestor not in memory.
+  Step fused_step(int out) {
+    Step s{StepKind::fused, node(out).shape, {}, {}, {out}};
+    std::vector<int> order;
+    std::vector<std::pair<int, bool>> stack{{out, false}};
+    std::unordered_set<int> seen;
+    while (!stack.empty()) {
+      auto [i, expanded] = stack.back();
+      stack.pop_back();
+      if (expanded) {
+        order.push_back(i);
+        continue;
+      }
+      if (!seen.insert(i).second) continue;
+      // A fusable root is recomputed rather than read back, so that the
+      // statements of one nf::eval can share a kernel.
+      const bool inline_root = plan_.root_of[i] >= 0 && fusable(node(i));
+      if (i != out && mem_[i] && !inline_root) {
+        s.reads.push_back(i);
+        continue;
+      }
+      stack.push_back({i, true});
+      const auto& ins = inputs(i);
+      for (auto it = ins.rbegin(); it != ins.rend(); ++it) {
+        if (!seen.count(*it)) stack.push_back({*it, false});
+      }
+    }
+    std::sort(order.begin(), order.end());  // program order is topological
+    std::sort(s.reads.begin(), s.reads.end());
+    s.nodes = std::move(order);
+    return s;
+  }
+
+  void steps_add(Step s) { plan_.steps.push_back(std::move(s)); }
+
+  // Fused steps over the same domain share a kernel when the later one reads
+  // nothing written at or after the earlier one (the Adam update: three
+  // outputs, one pass).
+  void merge_steps() {
+    if (!o_.fuse) return;
+    std::vector<Step> out;
+    for (Step& s : plan_.steps) {
+      bool merged = false;
+      for (std::size_t a = out.size(); a-- > 0 && !merged;) {
+        if (reads_any_written(s, out, a)) break;
+        Step& t = out[a];
+        if (t.kind != StepKind::fused || s.kind != StepKind::fused || t.domain != s.domain ||
+            t.nodes.empty() || s.nodes.empty() ||
+            int(t.reads.size() + t.writes.size() + s.reads.size() + s.writes.size()) >
+                o_.max_operands) {
+          continue;
+        }
+        absorb(t, s);
+        merged = true;
+      }
+      if (!merged) out.push_back(std::move(s));
+    }
+    plan_.steps = std::move(out);
+  }
+
+  static bool reads_any_written(const Step& s, const std::vector<Step>& steps, std::size_t a) {
+    for (std::size_t j = a; j < steps.size(); ++j) {
+      for (int w : steps[j].writes) {
+        if (std::find(s.reads.begin(), s.reads.end(), w) != s.reads.end()) return true;
+      }
+    }
+    return false;
+  }
+
+  static void absorb(Step& t, const Step& s) {
+    auto unite = [](std::vector<int>& into, const std::vector<int>& from) {
+      into.insert(into.end(), from.begin(), from.end());
+      std::sort(into.begin(), into.end());
+      into.erase(std::unique(into.begin(), into.end()), into.end());
+    };
+    unite(t.nodes, s.nodes);
+    unite(t.reads, s.reads);
+    unite(t.writes, s.writes);
+  }
+
+  ScheduleOptions o_;
+  Schedule plan_;
+  std::vector<bool> mem_;
+  std::unordered_set<int> copied_;
+};
+
+}  // namespace
+
+ScheduleOptions default_schedule_options() {
+  ScheduleOptions o;
+  const char* fusion = std::getenv("NF_FUSION");
+  if (fusion && std::strcmp(fusion, "off") == 0) o.fuse = false;
+  return o;
+}
+
+Schedule make_schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options) {
+  return Planner(roots, options).run();
+}
+
+}  // namespace nf

@@ -1,0 +1,49 @@
+// The plan of a statement: which values live in memory and the steps that
+// compute them. Both backends run the same plan, so they materialise the
+// same intermediates (and round them to the same dtypes).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/program.hpp"
+
+namespace nf {
+
+enum class StepKind : std::uint8_t {
+  fused,      // elementwise nodes over one domain, one kernel, one or more outputs
+  reduction,  // one reduction node reading its input from memory
+  gemm,       // one matmul node reading both operands from memory
+};
+
+struct Step {
+  StepKind kind;
+  Shape domain;             // the iteration space: the outputs' shape
+  std::vector<int> nodes;   // program nodes the step computes, inputs first
+  std::vector<int> reads;   // nodes it reads from memory, in first-use order
+  std::vector<int> writes;  // nodes it writes to memory
+};
+
+struct ScheduleOptions {
+  bool fuse = true;       // false: every op its own kernel (NF_FUSION=off)
+  int max_nodes = 256;    // a fused kernel's op count before it is split
+  int max_operands = 48;  // arrays one kernel reads and writes
+};
+
+struct Schedule {
+  Program program;
+  std::vector<Step> steps;
+  // Per node: where its value lives. A leaf's is its array; an alias is a view
+  // (reshape, permute, broadcast) of another node's memory; a materialised
+  // node is written by a step.
+  enum class Home : std::uint8_t { none, leaf, alias, step };
+  std::vector<Home> home;
+  std::vector<int> root_of;  // per node: which root it is (-1 if none)
+};
+
+// The options of this process: NF_FUSION=off turns fusion off.
+ScheduleOptions default_schedule_options();
+Schedule make_schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options);
+
+}  // namespace nf

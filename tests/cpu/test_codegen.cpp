@@ -1,0 +1,123 @@
+// Code generation, checked without a GPU: what the planner fuses, that the
+// source is canonical, and that NVRTC compiles every op for real targets.
+#include <catch2/catch.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <numfuse/jit.hpp>
+#include <numfuse/numfuse.hpp>
+
+#include "compile/nvrtc_compiler.hpp"
+#include "graph/build.hpp"
+#include "graph/op_table.hpp"
+
+namespace {
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+nf::Array filled(const nf::Shape& shape, nf::DType t) {
+  return nf::Array(nf::astype(nf::rand(shape, nf::f64) * 4 + 1, t));
+}
+
+}  // namespace
+
+TEST_CASE("an 8-op elementwise chain is one kernel", "[codegen]") {
+  nf::Array a = nf::ones({64, 32}), b = nf::ones({64, 32});
+  nf::Expr chain = nf::tanh(nf::exp(a * 0.5f + b) - 1.0f) * b / (nf::abs(a) + 2.0f);
+  const nf::Plan p = nf::plan({chain});
+  CHECK(p.kernel_count() == 1);
+  CHECK(p.gemm_count() == 0);
+  REQUIRE(p.sources().size() == 1);
+  CHECK(count(p.sources()[0], "__global__") == 1);
+}
+
+TEST_CASE("an Adam update is one kernel writing three arrays", "[codegen]") {
+  nf::Array p = nf::ones({1000}), g = nf::ones({1000}), m = nf::ones({1000}), v = nf::ones({1000});
+  const float b1 = 0.9f, b2 = 0.999f, lr = 1e-3f, eps = 1e-8f;
+  nf::Expr m2 = b1 * m + (1 - b1) * g;
+  nf::Expr v2 = b2 * v + (1 - b2) * g * g;
+  nf::Expr p2 = p - lr * m2 / (nf::sqrt(v2) + eps);
+  const nf::Plan plan = nf::plan({p2, m2, v2});
+  CHECK(plan.kernel_count() == 1);
+  REQUIRE(plan.sources().size() == 1);
+  const std::string src = plan.sources()[0];
+  CHECK(count(src, "__restrict__ out") == 3);
+  CHECK(count(src, "__restrict__ in") == 4);
+  INFO(plan.to_string());
+  CHECK(plan.to_string().find("moves 28000 bytes") != std::string::npos);
+}
+
+TEST_CASE("generated source is canonical: data and scalar values are parameters", "[codegen]") {
+  nf::Array a = nf::ones({16, 16}), b = nf::ones({16, 16}), c = nf::zeros({16, 16});
+  const std::string s1 = nf::kernel_source(nf::exp(a) * 2.0f + b);
+  const std::string s2 = nf::kernel_source(nf::exp(c) * 3.5f + a);
+  CHECK(s1 == s2);
+  CHECK(s1 != nf::kernel_source(nf::exp(a) * 2.0f - b));
+  CHECK(s1 != nf::kernel_source(nf::exp(a.T()) * 2.0f + b));  // a strided view
+  CHECK(s1 != nf::kernel_source(nf::exp(a.astype(nf::f16)) * 2.0f + b));
+}
+
+TEST_CASE("views, broadcasts and half types take the strided path", "[codegen]") {
+  nf::Array a = nf::ones({8, 5}), row = nf::ones({5});
+  const std::string flat = nf::kernel_source(a + 1.0f);
+  CHECK(flat.find("nf_vec<nf_f32, 4>") != std::string::npos);
+  const std::string bcast = nf::kernel_source(a + row);
+  CHECK(bcast.find("st_in1") != std::string::npos);
+  const std::string half = nf::kernel_source(nf::astype(a, nf::f16) * 2.0f);
+  CHECK(half.find("nf_f32_to_f16_bits") != std::string::npos);
+}
+
+TEST_CASE("NF_FUSION=off runs one kernel per op", "[codegen]") {
+  nf::Array a = nf::ones({4});
+  nf::Expr e = nf::exp(a) * 2.0f + 1.0f;
+  CHECK(nf::plan({e}).kernel_count() == 1);
+  setenv("NF_FUSION", "off", 1);
+  const int unfused = nf::plan({e}).kernel_count();
+  unsetenv("NF_FUSION");
+  CHECK(unfused == 3);
+}
+
+// Every elementwise op of the op table, for every dtype it accepts, in
+// kernels that NVRTC compiles for sm_80 and sm_90. The ops of one dtype share
+// a multi-output kernel, so the whole table takes a few compiles.
+TEST_CASE("every elementwise op x dtype compiles with NVRTC for sm_80 and sm_90",
+          "[codegen][nvrtc]") {
+  struct Row {
+    nf::OpId op;
+    int arity;
+  };
+  const std::vector<Row> rows = {
+#define NF_ELEMENTWISE(name, arity, rule, accepts, fn) {nf::OpId::name, arity},
+#include "graph/ops.def"
+  };
+  for (nf::DType t : nf::all_dtypes) {
+    nf::Array x = filled({33, 7}, t), y = filled({33, 7}, t), z = filled({33, 7}, t);
+    std::vector<nf::Expr> roots;
+    for (const Row& r : rows) {
+      const nf::OpInfo& info = nf::op_info(r.op);
+      if (info.accepts == nf::Accepts::numeric && t == nf::bool_) continue;
+      std::vector<nf::NodePtr> ins{nf::Expr(x).node()};
+      if (r.arity >= 2) ins.push_back(nf::Expr(y).node());
+      if (r.arity == 3) ins.insert(ins.begin(), nf::Expr(z > 2).node());
+      if (r.op == nf::OpId::clip)
+        ins = {nf::Expr(x).node(), nf::Expr(y).node(), nf::Expr(z).node()};
+      roots.push_back(nf::Expr(nf::make_elementwise(r.op, ins)));
+    }
+    const nf::Plan p = nf::plan(roots);
+    INFO(nf::name(t) << ": " << p.sources().size() << " kernels");
+    CHECK(p.sources().size() <= 4);
+    for (const std::string& src : p.sources()) {
+      for (const char* arch : {"sm_80", "sm_90"}) {
+        INFO(arch);
+        const nf::jit::KernelImage image = nf::jit::compile(src, arch);
+        CHECK(image.cubin);
+        CHECK(image.data.size() > 4);
+      }
+    }
+  }
+}
