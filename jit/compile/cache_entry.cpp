@@ -1,0 +1,96 @@
+#include "compile/cache_entry.hpp"
+
+#include <xxhash.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace nf::jit {
+
+namespace {
+
+constexpr char kMagic[8] = {'N', 'F', 'K', 'E', 'R', 'N', 'E', 'L'};
+constexpr std::size_t kChecksumOffset = 16;
+constexpr std::size_t kChecked = 24;  // the checksum covers bytes from here on
+
+void put(std::vector<char>& out, std::uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+void put_string(std::vector<char>& out, const std::string& text) {
+  put(out, text.size(), 2);
+  out.insert(out.end(), text.begin(), text.end());
+}
+
+std::uint64_t checksum(const std::vector<char>& bytes) {
+  return XXH3_64bits(bytes.data() + kChecked, bytes.size() - kChecked);
+}
+
+// Reads fields in order; any read past the end fails the whole decode.
+class Reader {
+ public:
+  explicit Reader(const std::vector<char>& bytes) : bytes_(bytes) {}
+
+  std::optional<std::uint64_t> uint(int bytes) {
+    if (bytes_.size() - pos_ < static_cast<std::size_t>(bytes)) return std::nullopt;
+    std::uint64_t value = 0;
+    for (int i = 0; i < bytes; ++i) {
+      value |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes_[pos_ + i])) << (8 * i);
+    }
+    pos_ += bytes;
+    return value;
+  }
+
+  std::optional<std::string> string() {
+    const std::optional<std::uint64_t> size = uint(2);
+    if (!size || bytes_.size() - pos_ < *size) return std::nullopt;
+    std::string text(bytes_.data() + pos_, *size);
+    pos_ += *size;
+    return text;
+  }
+
+  std::size_t left() const { return bytes_.size() - pos_; }
+  std::size_t pos() const { return pos_; }
+
+ private:
+  const std::vector<char>& bytes_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::vector<char> encode_entry(const std::string& key, const KernelImage& image) {
+  std::vector<char> out(kMagic, kMagic + sizeof kMagic);
+  put(out, kEntryFormatVersion, 4);
+  put(out, image.cubin ? 1 : 0, 4);
+  put(out, 0, 8);  // the checksum, filled in last
+  put(out, image.data.size(), 8);
+  put_string(out, image.arch);
+  put_string(out, key);
+  out.insert(out.end(), image.data.begin(), image.data.end());
+  const std::uint64_t sum = checksum(out);
+  for (int i = 0; i < 8; ++i) out[kChecksumOffset + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+  return out;
+}
+
+std::optional<KernelImage> decode_entry(const std::string& key, const std::vector<char>& bytes) {
+  if (bytes.size() < kChecked || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    return std::nullopt;
+  }
+  Reader reader(bytes);
+  reader.uint(sizeof kMagic);
+  const auto version = reader.uint(4);
+  const auto flags = reader.uint(4);
+  const auto sum = reader.uint(8);
+  const auto payload_size = reader.uint(8);
+  if (version != kEntryFormatVersion || (flags != 0u && flags != 1u) || sum != checksum(bytes)) {
+    return std::nullopt;
+  }
+  std::optional<std::string> arch = reader.string();
+  const std::optional<std::string> stored_key = reader.string();
+  if (!arch || stored_key != key || reader.left() != payload_size) return std::nullopt;
+  return KernelImage{std::move(*arch), flags == 1u,
+                     std::vector<char>(bytes.begin() + reader.pos(), bytes.end())};
+}
+
+}  // namespace nf::jit
