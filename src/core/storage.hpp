@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "numfuse/device.hpp"
@@ -13,7 +14,9 @@ struct Storage {
   Device device;
   std::size_t bytes = 0;
   void* data = nullptr;
-  void (*free_fn)(void*) = nullptr;
+  // A function object, not a plain pointer, so that a deleter can carry what it
+  // needs: device memory goes back to the pool on its device's stream.
+  std::function<void(void*)> free_fn;
 
   Storage() = default;
   Storage(const Storage&) = delete;

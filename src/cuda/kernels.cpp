@@ -1,0 +1,94 @@
+#include "cuda/kernels.hpp"
+
+#include <string>
+
+#include "cuda/check.hpp"
+#include "cuda/devices.hpp"
+
+namespace nf::cuda {
+namespace {
+
+// The runtime takes a cudaKernel_t wherever it takes a kernel's address.
+const void* entry(const LoadedKernel& k) {
+  return reinterpret_cast<const void*>(k.kernel);
+}
+
+std::string kernel_name(const LoadedKernel& k) {
+  const char* name = nullptr;
+  if (cudaFuncGetName(&name, entry(k)) != cudaSuccess || !name) {
+    cudaGetLastError();
+    return "?";
+  }
+  return name;
+}
+
+std::string dims(dim3 d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+}  // namespace
+
+LoadedKernel load_kernel(int device, const void* image, std::size_t size, const char* name) {
+  check_device(device);
+  const std::string what = std::string("kernel ") + name + " for cuda:" + std::to_string(device);
+  // PTX must end in a NUL. A copy that appends one costs nothing next to
+  // loading, and a binary image is unharmed by the extra byte.
+  const char* bytes = static_cast<const char*>(image);
+  std::string terminated;
+  if (size == 0 || bytes[size - 1] != '\0') {
+    terminated.assign(bytes, size);
+    image = terminated.c_str();
+  }
+
+  LoadedKernel k;
+  check(cudaLibraryLoadData(&k.library, image, nullptr, nullptr, 0, nullptr, nullptr, 0),
+        "cudaLibraryLoadData(" + what + ")");
+  try {
+    // With `device` current, asking for the kernel loads the image into that
+    // device's context, so an image it cannot run fails here, naming the
+    // kernel, rather than at the first launch.
+    DeviceGuard guard(device);
+    check(cudaLibraryGetKernel(&k.kernel, k.library, name), "cudaLibraryGetKernel(" + what + ")");
+    cudaFuncAttributes attributes{};
+    check(cudaFuncGetAttributes(&attributes, entry(k)), "cudaFuncGetAttributes(" + what + ")");
+    // Above 48 KiB of dynamic shared memory a kernel must opt in. Opting in to
+    // all the device allows, once here, keeps launches free of attribute calls
+    // that threads launching the same kernel could interleave.
+    const int dynamic_max = static_cast<int>(device_info(device).max_shared_per_block_optin -
+                                             attributes.sharedSizeBytes);
+    check(cudaKernelSetAttributeForDevice(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          dynamic_max, device),
+          "cudaKernelSetAttributeForDevice(" + what + ", max dynamic shared memory " +
+              std::to_string(dynamic_max) + ")");
+  } catch (...) {
+    cudaLibraryUnload(k.library);
+    throw;
+  }
+  return k;
+}
+
+void unload_kernel(const LoadedKernel& kernel) {
+  NF_CUDA_CHECK(cudaLibraryUnload(kernel.library));
+}
+
+void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
+            std::size_t shared_bytes) {
+  const cudaError_t e =
+      cudaLaunchKernel(entry(kernel), grid, block, args, shared_bytes, stream(device));
+  if (e != cudaSuccess) [[unlikely]] {
+    throw_cuda_error(e, "cudaLaunchKernel(" + kernel_name(kernel) +
+                            " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
+                            ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
+                            " bytes of dynamic shared memory)");
+  }
+}
+
+int occupancy_blocks(const LoadedKernel& kernel, int device, int block, std::size_t shared_bytes) {
+  DeviceGuard guard(device);
+  int blocks = 0;
+  NF_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, entry(kernel), block, shared_bytes));
+  return blocks;
+}
+
+}  // namespace nf::cuda

@@ -1,0 +1,34 @@
+// Loading and launching generated kernels through the runtime API's library
+// calls, which reach the driver only through the runtime: numfuse has no link
+// to libcuda and still loads where there is no driver.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace nf::cuda {
+
+struct LoadedKernel {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+};
+
+// Loads `image` (a cubin, or PTX text with or without its closing NUL: `size`
+// says where it ends) and finds the kernel `name` in it, ready to launch on
+// `device` with any dynamic shared memory the device allows. An image the
+// device cannot run fails here, naming the kernel, not at its first launch.
+LoadedKernel load_kernel(int device, const void* image, std::size_t size, const char* name);
+
+void unload_kernel(const LoadedKernel& kernel);
+
+// Queues the kernel on `device`'s stream. `args` points to each parameter, as
+// for cudaLaunchKernel.
+void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
+            std::size_t shared_bytes);
+
+// How many blocks of `block` threads and `shared_bytes` of dynamic shared
+// memory fit on one multiprocessor of `device` at once.
+int occupancy_blocks(const LoadedKernel& kernel, int device, int block, std::size_t shared_bytes);
+
+}  // namespace nf::cuda

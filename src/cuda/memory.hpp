@@ -1,0 +1,34 @@
+// Device memory from CUDA's stream-ordered pool, its statistics, and copies.
+// Everything is ordered on the device's one stream, so a buffer freed after a
+// kernel that reads it is reused only once that kernel has finished.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "core/storage.hpp"
+
+namespace nf::cuda {
+
+// `bytes` of memory on `device`, ready for work queued on its stream. Throws
+// OutOfMemory naming the size and the device.
+std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes);
+
+struct MemoryStats {
+  std::size_t bytes_in_use = 0;
+  std::size_t peak_bytes_in_use = 0;
+  std::size_t live_allocations = 0;
+  std::size_t total_allocations = 0;  // since the process started
+};
+
+// What numfuse holds on `device`, counted in the bytes asked for.
+MemoryStats memory_stats(int device);
+
+// All three are queued on `device`'s stream. `src` may be reused as soon as
+// copy_host_to_device returns: the runtime stages pageable host memory, which
+// is all numfuse allocates on the host. copy_device_to_host waits for the copy.
+void copy_host_to_device(void* dst, const void* src, std::size_t bytes, int device);
+void copy_device_to_host(void* dst, const void* src, std::size_t bytes, int device);
+void copy_device_to_device(void* dst, const void* src, std::size_t bytes, int device);
+
+}  // namespace nf::cuda
