@@ -116,6 +116,7 @@ class Array {
   // New buffers.
   Array copy() const;
   Array astype(DType t) const;
+  Array to(Device d) const;  // a contiguous copy on device d
 
   template <class T>
   std::vector<T> to_vector() const {

@@ -2,6 +2,7 @@
 // in-place updates and reads. Every one builds the whole statement first, so
 // an error leaves the target unchanged.
 #include <string>
+#include <vector>
 
 #include "api/execute.hpp"
 #include "core/shape_util.hpp"
@@ -12,7 +13,8 @@
 
 namespace nf {
 
-Array::Array(const Expr& e) : Array(new_array(e.dtype(), e.shape())) {
+Array::Array(const Expr& e)
+    : Array(new_array(e.dtype(), e.shape(), e.node()->device.value_or(default_device()))) {
   execute({e.node()}, {*this});
 }
 
@@ -74,6 +76,14 @@ Array Array::copy() const {
 
 Array Array::astype(DType t) const {
   return Array(nf::astype(*this, t));
+}
+
+Array Array::to(Device d) const {
+  std::vector<char> host(std::size_t(size()) * itemsize(dtype_));
+  read_into(host.data(), dtype_);
+  Array out = new_array(dtype_, shape_, d);
+  copy_to_array(out, host.data());
+  return out;
 }
 
 Array Array::reshape(Shape shape) const {

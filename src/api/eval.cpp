@@ -1,6 +1,7 @@
 #include "numfuse/eval.hpp"
 
 #include "api/execute.hpp"
+#include "graph/node.hpp"
 
 namespace nf {
 
@@ -9,7 +10,7 @@ std::vector<Array> eval(const std::vector<Expr>& roots) {
   std::vector<Array> outputs;
   for (const Expr& e : roots) {
     nodes.push_back(e.node());
-    outputs.push_back(new_array(e.dtype(), e.shape()));
+    outputs.push_back(new_array(e.dtype(), e.shape(), e.node()->device.value_or(default_device())));
   }
   execute(nodes, outputs);
   return outputs;

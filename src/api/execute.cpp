@@ -55,6 +55,23 @@ void run_on_host(const std::vector<NodePtr>& roots, const std::vector<Array>& ou
   }
 }
 
+// Whether a kernel would write an output where it reads another element: a
+// thread reading and writing the same element (A = f(A)) is safe.
+bool writes_where_it_reads_elsewhere(const Schedule& s, const std::vector<Array>& outputs) {
+  for (const NodePtr& n : s.program.nodes) {
+    if (n->op != OpId::leaf) continue;
+    const Array& in = *n->array;
+    for (const Array& out : outputs) {
+      if (in.storage() != out.storage()) continue;
+      // With several steps a later one could read what an earlier one wrote.
+      const bool same_map = in.offset() == out.offset() && in.shape() == out.shape() &&
+                            in.strides() == out.strides() && in.dtype() == out.dtype();
+      if (!same_map || s.steps.size() > 1) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs) {
@@ -66,8 +83,19 @@ void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& output
   if (outputs.empty()) return;
   Schedule s = make_schedule(roots, default_schedule_options());
   if (!on_cuda(outputs[0])) return cpu::run(s, outputs);
-  if (cuda::runs_on_gpu(s)) return cuda::run(s, outputs, outputs[0].device().index);
-  run_on_host(roots, outputs);
+  if (!cuda::runs_on_gpu(s)) return run_on_host(roots, outputs);
+  if (!writes_where_it_reads_elsewhere(s, outputs)) {
+    return cuda::run(s, outputs, outputs[0].device().index);
+  }
+  // An output that overlaps an input read at other elements (A += A.T()):
+  // compute into new buffers, then copy.
+  std::vector<Array> temps;
+  for (const Array& o : outputs) temps.push_back(new_array(o.dtype(), o.shape(), o.device()));
+  cuda::run(s, temps, outputs[0].device().index);
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    cuda::run(make_schedule({make_leaf(temps[r])}, default_schedule_options()), {outputs[r]},
+              outputs[r].device().index);
+  }
 }
 
 Array new_array(DType dtype, const Shape& shape) {

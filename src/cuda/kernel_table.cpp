@@ -1,5 +1,8 @@
 #include "cuda/kernel_table.hpp"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <mutex>
@@ -25,6 +28,15 @@ Table& table(int device) {
   static std::map<int, Table> tables;
   std::lock_guard<std::mutex> lock(m);
   return tables[device];
+}
+
+// NF_DUMP_KERNELS=dir: every kernel's source, as it is first used.
+void dump(const std::string& name, const std::string& source) {
+  const char* dir = std::getenv("NF_DUMP_KERNELS");
+  if (!dir || !*dir) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(std::filesystem::path(dir) / (name + ".cu")) << source;
 }
 
 }  // namespace
@@ -53,7 +65,9 @@ const LoadedKernel& find_or_load(int device, const std::string& signature, const
   }
   if (mine) {
     try {
-      const jit::KernelImage image = jit::obtain_image(make_source(), device_info(device).arch());
+      const std::string source = make_source();
+      dump(name, source);
+      const jit::KernelImage image = jit::obtain_image(source, device_info(device).arch());
       promise.set_value(load_kernel(device, image.data.data(), image.data.size(), name.c_str()));
     } catch (...) {
       promise.set_exception(std::current_exception());

@@ -38,7 +38,26 @@ class Hasher {
   XXH3_state_t* state_;
 };
 
+// Arrays of one statement live on one device; mixing them is the user's
+// error, caught where it is written.
+void place(Node& n) {
+  if (n.array) {
+    n.device = n.array->device();
+    return;
+  }
+  for (const auto& in : n.inputs) {
+    if (!in->device) continue;
+    if (n.device && *n.device != *in->device) {
+      throw ValueError("nf::" + std::string(op_name(n.op)) + ": operands live on " +
+                       to_string(*n.device) + " and " + to_string(*in->device) +
+                       "; move one with Array::to(device)");
+    }
+    n.device = in->device;
+  }
+}
+
 NodePtr finish(Node n) {
+  place(n);
   Hasher h;
   h.add(n.op).add(n.dtype).add(n.weak).add_vec(n.shape);
   for (const auto& in : n.inputs) h.add(in->hash);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "graph/op_table.hpp"
@@ -32,6 +33,8 @@ struct Node {
   std::uint64_t seed = 0;              // random
   std::uint64_t stream = 0;            // random: which stream of the seed
   std::shared_ptr<const Array> array;  // leaf: the view it reads
+  // The device of the arrays below this node, if any: a statement runs there.
+  std::optional<Device> device;
 
   std::uint64_t hash = 0;  // structural; equal hashes mean equal subtrees (CSE)
 

@@ -1,0 +1,146 @@
+// Fused elementwise kernels against the device's copy bandwidth and against
+// running one kernel per op (NF_FUSION=off). Device time by CUDA events,
+// after warm-up, median of repeated batches. Prints a table and JSON lines.
+//
+//   fusion_bench [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <numfuse/jit.hpp>
+#include <numfuse/numfuse.hpp>
+
+#include "compile/nvrtc_compiler.hpp"
+#include "core/storage.hpp"
+#include "cuda/devices.hpp"
+#include "cuda/memory.hpp"
+#include "cuda/timing.hpp"
+
+namespace {
+
+struct Result {
+  std::string work, shape, fw;
+  double us, gbps;
+};
+std::vector<Result> g_results;
+
+// Median device microseconds per call of f, over batches sized to ~20 ms.
+double time_us(const std::function<void()>& f) {
+  for (int i = 0; i < 3; ++i) f();
+  nf::cuda::EventTimer t(0);
+  t.start();
+  f();
+  const double one = std::max(t.stop(), 1e-3);
+  const int iters = std::clamp(int(20.0 / one), 3, 2000);
+  std::vector<double> per_call;
+  for (int rep = 0; rep < 9; ++rep) {
+    t.start();
+    for (int i = 0; i < iters; ++i) f();
+    per_call.push_back(t.stop() * 1e3 / iters);
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + 4, per_call.end());
+  return per_call[4];
+}
+
+void report(const std::string& work, const std::string& shape, const std::string& fw, double us,
+            double bytes) {
+  const double gbps = bytes / (us * 1e-6) / 1e9;
+  g_results.push_back({work, shape, fw, us, gbps});
+  std::printf("{\"work\":\"%s\",\"shape\":\"%s\",\"fw\":\"%s\",\"us\":%.2f,\"GBps\":%.1f}\n",
+              work.c_str(), shape.c_str(), fw.c_str(), us, gbps);
+}
+
+void fused_and_unfused(const std::string& work, const std::string& shape, double bytes,
+                       const std::function<void()>& f) {
+  report(work, shape, "numfuse", time_us(f), bytes);
+  setenv("NF_FUSION", "off", 1);
+  report(work, shape, "numfuse-unfused", time_us(f), bytes);
+  unsetenv("NF_FUSION");
+}
+
+nf::Expr chain(const nf::Array& x, float a, float b) {
+  nf::Expr y = x * a + b;
+  y = y * nf::sigmoid(y);
+  y = nf::tanh(y) * 0.5f + x * x;
+  return nf::abs(y - 0.25f) + nf::exp(-x);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (nf::cuda::device_count() == 0) {
+    std::puts("fusion_bench: no CUDA device");
+    return 77;
+  }
+  const auto& info = nf::cuda::device_info(0);
+  std::printf("device: %s (%s, %d SMs)\n", info.name.c_str(), info.arch().c_str(), info.sm_count);
+  nf::seed(1);
+
+  // The ceiling: a device-to-device copy of 256 MiB, bytes read plus written.
+  {
+    const std::size_t bytes = std::size_t(8192) * 8192 * 4;
+    auto a = nf::cuda::allocate_device(0, bytes), b = nf::cuda::allocate_device(0, bytes);
+    const double us =
+        time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
+    report("copy", "(8192, 8192)", "cudaMemcpy", us, 2.0 * bytes);
+  }
+  {
+    nf::Array x = nf::randn({8192, 8192});
+    nf::Array y;
+    fused_and_unfused("scale_copy", "(8192, 8192)", 2.0 * 4 * x.size(), [&] { y = x * 1.0f; });
+  }
+  for (auto [r, c] : {std::pair<int, int>{8192, 8192}, {128, 784}}) {
+    if (quick && r == 128) continue;
+    nf::Array x = nf::randn({r, c});
+    nf::Array y;
+    const std::string shape = "(" + std::to_string(r) + ", " + std::to_string(c) + ")";
+    fused_and_unfused("chain8", shape, 2.0 * 4 * x.size(), [&] { y = chain(x, 1.5f, 0.25f); });
+  }
+  for (std::int64_t n : {std::int64_t(1) << 26, std::int64_t(1) << 20}) {
+    nf::Array p = nf::randn({n}), g = nf::randn({n}), m = nf::randn({n}), v = nf::rand({n});
+    const float lr = 1e-3f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    fused_and_unfused("adam", "(" + std::to_string(n) + ",)", 7.0 * 4 * n, [&] {
+      nf::Expr m2 = b1 * m + (1 - b1) * g;
+      nf::Expr v2 = b2 * v + (1 - b2) * g * g;
+      auto out = nf::eval(p - lr * m2 / (nf::sqrt(v2) + eps), m2, v2);
+      p = out[0];
+      m = out[1];
+      v = out[2];
+    });
+  }
+
+  // Host cost of a statement whose kernel is cached: wall clock per call.
+  {
+    nf::Array x = nf::randn({128, 784});
+    nf::Array y = chain(x, 1.5f, 0.25f);
+    nf::cuda::synchronize(0);
+    const int calls = 2000;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) y = chain(x, 1.5f, 0.25f);
+    nf::cuda::synchronize(0);
+    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+    std::printf("{\"work\":\"chain8-wall\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",
+                us.count() / calls);
+  }
+  const auto stats = nf::jit::compile_stats();
+  std::printf("{\"work\":\"nvrtc\",\"compiles\":%llu,\"ms_per_compile\":%.1f}\n",
+              static_cast<unsigned long long>(stats.compiles),
+              stats.compiles ? stats.ms / double(stats.compiles) : 0.0);
+
+  double copy_gbps = 0;
+  for (const auto& r : g_results) {
+    if (r.work == "copy") copy_gbps = r.gbps;
+  }
+  std::printf("\n%-12s %-14s %-16s %10s %9s %8s\n", "work", "shape", "fw", "us", "GB/s", "of copy");
+  for (const auto& r : g_results) {
+    std::printf("%-12s %-14s %-16s %10.2f %9.1f %7.1f%%\n", r.work.c_str(), r.shape.c_str(),
+                r.fw.c_str(), r.us, r.gbps, 100 * r.gbps / copy_gbps);
+  }
+  return 0;
+}
