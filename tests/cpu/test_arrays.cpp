@@ -84,7 +84,7 @@ TEST_CASE("writing through a view writes the original", "[arrays]") {
   CHECK_THAT(i.to_vector<double>(), Equals(V{2, 2, 0}));
 }
 
-TEST_CASE("copying an Array shares storage; assignment rebinds", "[arrays]") {
+TEST_CASE("copying an Array shares storage, assignment rebinds", "[arrays]") {
   Array a = nf::ones({3}, nf::f64);
   Array b = a;         // shares
   Array c = a.copy();  // owns

@@ -91,7 +91,7 @@ struct ComputeDtypeGuard {
 
 }  // namespace
 
-TEST_CASE("rand is uniform on (0, 1] for every floating dtype", "[random]") {
+TEST_CASE("rand is uniform on the half-open unit interval for every floating dtype", "[random]") {
   const nf::DType dtype = GENERATE(nf::f32, nf::f64, nf::bf16, nf::f16);
   INFO("dtype " << nf::name(dtype));
   nf::seed(20240601);
