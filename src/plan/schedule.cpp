@@ -126,7 +126,10 @@ class Planner {
       const OpKind k = op_kind(nd.op);
       if (k == OpKind::leaf) {
         plan_.home[i] = Schedule::Home::leaf;
-      } else if (k == OpKind::view && (nd.op != OpId::reshape || memory_contiguous(inputs(i)[0]))) {
+      } else if (k == OpKind::view && mem_[inputs(i)[0]] &&
+                 (nd.op != OpId::reshape || memory_contiguous(inputs(i)[0]))) {
+        // A view of memory; a broadcast of a computed value (full's constant)
+        // is computed by a kernel instead.
         plan_.home[i] = Schedule::Home::alias;
       } else if (k == OpKind::reduction || k == OpKind::gemm) {
         plan_.home[i] = Schedule::Home::step;

@@ -5,6 +5,7 @@
 
 #include "graph/build.hpp"
 #include "plan/program.hpp"
+#include "plan/schedule.hpp"
 
 namespace {
 
@@ -48,4 +49,29 @@ TEST_CASE("a lazy expression grown in a loop evaluates without deep recursion", 
   nf::Expr e = a;
   for (int i = 0; i < 20000; ++i) e = e + 1;
   CHECK(nf::Array(e).to_vector<double>() == std::vector<double>{20001, 20001});
+}
+
+TEST_CASE("every value a step reads lives in memory", "[plan]") {
+  nf::Array a = nf::ones({3, 4});
+  const std::vector<nf::NodePtr> statements = {
+      // full(): a broadcast constant is computed, not aliased.
+      nf::make_broadcast(nf::make_constant(2.0, nf::f32), {3, 4}),
+      (nf::Expr(a.T()) + 1).node(),
+      nf::make_leaf(a(nf::all, nf::slice(0, 4, 2))),
+      nf::sum(nf::exp(a), 1).node(),
+  };
+  for (bool fuse : {true, false}) {
+    nf::ScheduleOptions o;
+    o.fuse = fuse;
+    for (const nf::NodePtr& root : statements) {
+      const nf::Schedule s = nf::make_schedule({root}, o);
+      for (const nf::Step& step : s.steps) {
+        for (int r : step.reads) CHECK(s.home[r] != nf::Schedule::Home::none);
+      }
+      for (std::size_t i = 0; i < s.home.size(); ++i) {
+        if (s.home[i] != nf::Schedule::Home::alias) continue;
+        CHECK(s.home[s.program.inputs[i][0]] != nf::Schedule::Home::none);
+      }
+    }
+  }
 }
