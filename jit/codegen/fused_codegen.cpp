@@ -85,7 +85,7 @@ const char* access_name(Access a) {
 class Generator {
  public:
   explicit Generator(const FusedSpec& spec)
-      : s_(spec), p_(spec.plan->program), step_(*spec.step), rank_(int(step_.domain.size())) {}
+      : s_(spec), p_(*spec.program), step_(*spec.step), rank_(int(step_.domain.size())) {}
 
   GeneratedKernel run(bool with_source) {
     k_.rank = rank_;

@@ -18,6 +18,7 @@ struct OperandSpec {
 };
 
 struct FusedSpec {
+  const Program* program = nullptr;
   const Schedule* plan = nullptr;
   const Step* step = nullptr;
   std::vector<OperandSpec> reads;   // one per step->reads

@@ -1,7 +1,6 @@
 #include "codegen/fused_spec.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace nf::jit {
 namespace {
@@ -10,15 +9,6 @@ Access access_of(const Layout& l, const Shape& domain) {
   if (numel(l.shape) == 1) return Access::scalar;
   if (l.shape == domain && l.contiguous()) return Access::flat;
   return Access::strided;
-}
-
-// The farthest element an array's offsets reach, in elements.
-std::int64_t reach(const Layout& l) {
-  std::int64_t r = std::abs(l.offset);
-  for (std::size_t d = 0; d < l.shape.size(); ++d) {
-    if (l.shape[d] > 0) r += std::abs(l.strides[d]) * (l.shape[d] - 1);
-  }
-  return r;
 }
 
 }  // namespace
@@ -32,10 +22,11 @@ Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<La
   return *layouts[i];
 }
 
-FusedSpec make_fused_spec(const Schedule& s, const Step& step,
+FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<std::optional<Layout>>& layouts,
                           const std::vector<Array>& outputs) {
   FusedSpec spec;
+  spec.program = &p;
   spec.plan = &s;
   spec.step = &step;
   constexpr std::int64_t kInt32Reach = std::int64_t(1) << 31;
@@ -49,7 +40,7 @@ FusedSpec make_fused_spec(const Schedule& s, const Step& step,
     const Layout& l = all[j];
     const Access a = access_of(l, step.domain);
     (j < step.reads.size() ? spec.reads : spec.writes).push_back({l.dtype, a});
-    spec.index64 = spec.index64 || reach(l) >= kInt32Reach;
+    spec.index64 = spec.index64 || l.beyond_int32();
     if (a == Access::flat) widest = std::max(widest, itemsize(l.dtype));
   }
   // 16-byte vectors for the widest dtype; every flat array must start on a

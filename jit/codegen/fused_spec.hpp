@@ -15,7 +15,7 @@ namespace nf::jit {
 Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<Layout>>& layouts,
                     const std::vector<Array>& outputs);
 
-FusedSpec make_fused_spec(const Schedule& s, const Step& step,
+FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<std::optional<Layout>>& layouts,
                           const std::vector<Array>& outputs);
 

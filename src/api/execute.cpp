@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "api/plan_cache.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "cpu/interpreter.hpp"
@@ -23,8 +24,7 @@ bool on_cuda(const Array& a) {
 // Until reductions and products have GPU kernels, a statement that needs them
 // runs on the CPU backend over host copies of its device arrays, and its
 // results are copied back with a generated kernel.
-void run_on_host(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs) {
-  const Program p = make_program(roots);
+void run_on_host(const Program& p, const std::vector<Array>& outputs) {
   std::vector<NodePtr> host(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = *p.nodes[i];
@@ -41,24 +41,25 @@ void run_on_host(const std::vector<NodePtr>& roots, const std::vector<Array>& ou
   }
   std::vector<NodePtr> host_roots;
   std::vector<Array> host_outputs;
-  for (std::size_t r = 0; r < roots.size(); ++r) {
+  for (std::size_t r = 0; r < p.roots.size(); ++r) {
+    const Node& root = *p.nodes[p.roots[r]];
     host_roots.push_back(host[p.roots[r]]);
-    host_outputs.push_back(new_array(roots[r]->dtype, roots[r]->shape, Device::cpu()));
+    host_outputs.push_back(new_array(root.dtype, root.shape, Device::cpu()));
   }
-  cpu::run(make_schedule(host_roots, default_schedule_options()), host_outputs);
-  for (std::size_t r = 0; r < roots.size(); ++r) {
-    Array up = new_array(roots[r]->dtype, roots[r]->shape, outputs[r].device());
+  const Program hp = make_program(host_roots);
+  cpu::run(hp, make_schedule(hp, default_schedule_options()), host_outputs);
+  for (std::size_t r = 0; r < p.roots.size(); ++r) {
+    Array up = new_array(outputs[r].dtype(), outputs[r].shape(), outputs[r].device());
     copy_to_array(up, host_outputs[r].storage()->data);
-    const std::vector<NodePtr> copy{make_leaf(up)};
-    cuda::run(make_schedule(copy, default_schedule_options()), {outputs[r]},
-              outputs[r].device().index);
+    execute({make_leaf(up)}, {outputs[r]});
   }
 }
 
 // Whether a kernel would write an output where it reads another element: a
 // thread reading and writing the same element (A = f(A)) is safe.
-bool writes_where_it_reads_elsewhere(const Schedule& s, const std::vector<Array>& outputs) {
-  for (const NodePtr& n : s.program.nodes) {
+bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
+                                     const std::vector<Array>& outputs) {
+  for (const NodePtr& n : p.nodes) {
     if (n->op != OpId::leaf) continue;
     const Array& in = *n->array;
     for (const Array& out : outputs) {
@@ -72,6 +73,23 @@ bool writes_where_it_reads_elsewhere(const Schedule& s, const std::vector<Array>
   return false;
 }
 
+void run_on_cuda(const Program& p, const std::vector<Array>& outputs) {
+  const ScheduleOptions options = default_schedule_options();
+  const auto plan = cuda_plan(p, outputs, options);
+  if (!plan->launches) return run_on_host(p, outputs);
+  const int device = outputs[0].device().index;
+  if (!writes_where_it_reads_elsewhere(p, plan->schedule, outputs)) {
+    return cuda::run(*plan->launches, p, plan->schedule, outputs, device);
+  }
+  // An output that overlaps an input read at other elements (A += A.T()):
+  // compute into new buffers, then copy.
+  std::vector<Array> temps;
+  for (const Array& o : outputs) temps.push_back(new_array(o.dtype(), o.shape(), o.device()));
+  const auto into_temps = cuda_plan(p, temps, options);
+  cuda::run(*into_temps->launches, p, into_temps->schedule, temps, device);
+  for (std::size_t r = 0; r < outputs.size(); ++r) execute({make_leaf(temps[r])}, {outputs[r]});
+}
+
 }  // namespace
 
 void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs) {
@@ -81,21 +99,15 @@ void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& output
     }
   }
   if (outputs.empty()) return;
-  Schedule s = make_schedule(roots, default_schedule_options());
-  if (!on_cuda(outputs[0])) return cpu::run(s, outputs);
-  if (!cuda::runs_on_gpu(s)) return run_on_host(roots, outputs);
-  if (!writes_where_it_reads_elsewhere(s, outputs)) {
-    return cuda::run(s, outputs, outputs[0].device().index);
-  }
-  // An output that overlaps an input read at other elements (A += A.T()):
-  // compute into new buffers, then copy.
-  std::vector<Array> temps;
-  for (const Array& o : outputs) temps.push_back(new_array(o.dtype(), o.shape(), o.device()));
-  cuda::run(s, temps, outputs[0].device().index);
-  for (std::size_t r = 0; r < outputs.size(); ++r) {
-    cuda::run(make_schedule({make_leaf(temps[r])}, default_schedule_options()), {outputs[r]},
-              outputs[r].device().index);
-  }
+  const Program p = make_program(roots);
+  if (on_cuda(outputs[0])) return run_on_cuda(p, outputs);
+  cpu::run(p, make_schedule(p, default_schedule_options()), outputs);
+}
+
+Expr within_depth_cap(Expr e) {
+  constexpr std::uint32_t kDepthCap = 256;  // ScheduleOptions::max_nodes: one kernel's worth
+  if (e.node()->depth < kDepthCap || e.node()->weak) return e;  // scalars stay weak
+  return Expr(Array(e));
 }
 
 Array new_array(DType dtype, const Shape& shape) {

@@ -6,11 +6,17 @@
 
 #include "graph/node.hpp"
 #include "numfuse/array.hpp"
+#include "numfuse/expr.hpp"
 
 namespace nf {
 
 // Writes roots[i] into outputs[i], which has the root's shape and dtype.
 void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs);
+
+// `e`, or `e` evaluated into an array when it has grown deeper than one
+// kernel holds: a lazy expression grown in a loop (`e = e * a + b`) is
+// evaluated every few hundred iterations rather than growing without bound.
+Expr within_depth_cap(Expr e);
 
 // A new contiguous array, on the default device unless one is given.
 Array new_array(DType dtype, const Shape& shape);

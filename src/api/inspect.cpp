@@ -12,6 +12,7 @@
 namespace nf {
 
 struct Plan::Impl {
+  Program program;
   Schedule schedule;
   std::vector<Array> outputs;
   std::vector<std::string> sources;  // one per fused step, in step order
@@ -39,11 +40,13 @@ Plan plan(const std::vector<Expr>& roots) {
     impl->outputs.emplace_back(std::make_shared<Storage>(), e.dtype(), e.shape(),
                                contiguous_strides(e.shape()), 0);
   }
-  impl->schedule = make_schedule(nodes, default_schedule_options());
-  const auto layouts = memory_layouts(impl->schedule, impl->outputs);
+  impl->program = make_program(nodes);
+  impl->schedule = make_schedule(impl->program, default_schedule_options());
+  const auto layouts = memory_layouts(impl->program, impl->schedule, impl->outputs);
   for (const Step& step : impl->schedule.steps) {
     if (step.kind != StepKind::fused) continue;
-    const jit::FusedSpec spec = jit::make_fused_spec(impl->schedule, step, layouts, impl->outputs);
+    const jit::FusedSpec spec =
+        jit::make_fused_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
     impl->sources.push_back(jit::generate_fused(spec).source);
   }
   return Plan(std::move(impl));
@@ -67,7 +70,7 @@ std::vector<std::string> Plan::sources() const {
 
 std::string Plan::to_string() const {
   const Schedule& s = impl_->schedule;
-  const auto layouts = memory_layouts(s, impl_->outputs);
+  const auto layouts = memory_layouts(impl_->program, s, impl_->outputs);
   std::ostringstream o;
   std::int64_t total = 0;
   for (std::size_t k = 0; k < s.steps.size(); ++k) {

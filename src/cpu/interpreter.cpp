@@ -58,8 +58,7 @@ Value evaluate(const Node& n, const std::vector<const Value*>& in) {
 
 }  // namespace
 
-void run(const Schedule& plan, const std::vector<Array>& outputs) {
-  const Program& p = plan.program;
+void run(const Program& p, const Schedule& plan, const std::vector<Array>& outputs) {
   std::vector<Value> values(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     std::vector<const Value*> in;

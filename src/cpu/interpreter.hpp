@@ -12,6 +12,6 @@ namespace nf::cpu {
 // shape and dtype). Values the plan keeps in memory are rounded to their
 // dtype, as a GPU stores them. All roots are computed before the first write,
 // so an output may alias any input.
-void run(const Schedule& plan, const std::vector<Array>& outputs);
+void run(const Program& p, const Schedule& plan, const std::vector<Array>& outputs);
 
 }  // namespace nf::cpu

@@ -15,84 +15,132 @@
 #include "runtime/nf_half.h"
 
 namespace nf::cuda {
+
+struct PreparedStep {
+  const LoadedKernel* kernel = nullptr;  // null: an empty domain, nothing to launch
+  std::vector<jit::KernelParam> params;
+  // The values of the extent and stride parameters, in parameter order.
+  std::vector<std::vector<char>> extents;
+  bool index64 = false;
+  std::int64_t count = 0;
+  unsigned blocks = 0;
+  std::size_t arg_words = 0;  // 8-byte words that hold every parameter
+};
+
+struct Launches {
+  std::vector<PreparedStep> steps;  // one per schedule step
+};
+
 namespace {
 
 constexpr int kBlock = 256;
 
-// Parameter values for cudaLaunchKernel, kept alive until the launch.
+std::vector<char> extent_bytes(const Strides& values, bool index64) {
+  std::vector<char> s(values.size() * (index64 ? 8 : 4));
+  for (std::size_t d = 0; d < values.size(); ++d) {
+    if (index64) {
+      const long long v = values[d];
+      std::memcpy(s.data() + d * 8, &v, 8);
+    } else {
+      if (values[d] > INT32_MAX || values[d] < INT32_MIN) {
+        throw InternalError("executor: a 32-bit kernel got the extent " +
+                            std::to_string(values[d]));
+      }
+      const int v = int(values[d]);
+      std::memcpy(s.data() + d * 4, &v, 4);
+    }
+  }
+  return s;
+}
+
+PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
+                          const std::vector<std::optional<Layout>>& layouts,
+                          const std::vector<Array>& outputs, int device) {
+  PreparedStep out;
+  out.count = numel(step.domain);
+  if (out.count == 0) return out;
+  const jit::FusedSpec spec = jit::make_fused_spec(p, s, step, layouts, outputs);
+  jit::GeneratedKernel k = jit::describe_fused(spec);
+  out.kernel =
+      &find_or_load(device, k.signature, k.name, [&] { return jit::generate_fused(spec).source; });
+  out.index64 = spec.index64;
+  out.params = std::move(k.params);
+  for (const jit::KernelParam& param : out.params) {
+    if (param.kind == jit::KernelParam::Kind::dims) {
+      out.extents.push_back(extent_bytes(step.domain, spec.index64));
+    } else if (param.kind == jit::KernelParam::Kind::strides) {
+      const std::size_t j = std::size_t(param.index);
+      const Layout l =
+          j < step.reads.size()
+              ? *layouts[step.reads[j]]
+              : jit::write_layout(s, step.writes[j - step.reads.size()], layouts, outputs);
+      out.extents.push_back(
+          extent_bytes(broadcast_strides(l.shape, l.strides, step.domain), spec.index64));
+    }
+  }
+  for (const auto& e : out.extents) out.arg_words += (e.size() + 7) / 8;
+  out.arg_words += out.params.size();  // every other parameter fits in one word
+  // A grid-stride loop over enough blocks to fill every multiprocessor.
+  const std::int64_t work =
+      spec.vector_width > 1 ? std::max<std::int64_t>(out.count / spec.vector_width, 1) : out.count;
+  const std::int64_t most = std::int64_t(device_info(device).sm_count) * 16;
+  out.blocks = unsigned(std::clamp<std::int64_t>((work + kBlock - 1) / kBlock, 1, most));
+  return out;
+}
+
+// Parameter values for cudaLaunchKernel, each in its own aligned slot.
 class Args {
  public:
+  explicit Args(std::size_t words) : words_(words) { pointers_.reserve(words); }
   template <class T>
   void add(const T& v) {
-    slots_.emplace_back(sizeof v);
-    std::memcpy(slots_.back().data(), &v, sizeof v);
+    static_assert(sizeof(T) <= 8);
+    add_bytes(&v, sizeof v);
   }
-  void add_dims(const Strides& values, bool index64) {
-    for (auto v : values) {
-      if (!index64 && (v > INT32_MAX || v < INT32_MIN)) {
-        throw InternalError("executor: a 32-bit kernel got the extent " + std::to_string(v));
-      }
-    }
-    std::vector<char> s(values.size() * (index64 ? 8 : 4));
-    for (std::size_t d = 0; d < values.size(); ++d) {
-      if (index64) {
-        const long long v = values[d];
-        std::memcpy(s.data() + d * 8, &v, 8);
-      } else {
-        const int v = int(values[d]);
-        std::memcpy(s.data() + d * 4, &v, 4);
-      }
-    }
-    slots_.push_back(std::move(s));
+  void add_bytes(const void* bytes, std::size_t size) {
+    void* slot = words_.data() + used_;
+    std::memcpy(slot, bytes, size);
+    pointers_.push_back(slot);
+    used_ += (size + 7) / 8;
   }
   // A constant in the compute type of its dtype; an f16 constant holds what
   // f16 can, as on the CPU backend.
   void add_scalar(const Node& n) {
     switch (n.dtype) {
       case DType::b8:
-        add(static_cast<bool>(n.ivalue != 0));
-        break;
+        return add(static_cast<bool>(n.ivalue != 0));
       case DType::u8:
-        add(static_cast<unsigned char>(n.ivalue));
-        break;
+        return add(static_cast<unsigned char>(n.ivalue));
       case DType::i32:
-        add(static_cast<int>(n.ivalue));
-        break;
+        return add(static_cast<int>(n.ivalue));
       case DType::i64:
-        add(static_cast<long long>(n.ivalue));
-        break;
+        return add(static_cast<long long>(n.ivalue));
       case DType::f64:
-        add(n.fvalue);
-        break;
+        return add(n.fvalue);
       case DType::f16:
-        add(nf_f16_bits_to_f32(nf_f32_to_f16_bits(float(n.fvalue))));
-        break;
+        return add(nf_f16_bits_to_f32(nf_f32_to_f16_bits(float(n.fvalue))));
       case DType::bf16:
-        add(nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(float(n.fvalue))));
-        break;
+        return add(nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(float(n.fvalue))));
       default:
-        add(float(n.fvalue));
-        break;
+        return add(float(n.fvalue));
     }
   }
-  std::vector<void*> pointers() {
-    std::vector<void*> p;
-    for (auto& s : slots_) p.push_back(s.data());
-    return p;
-  }
+  void** pointers() { return pointers_.data(); }
 
  private:
-  std::vector<std::vector<char>> slots_;
+  std::vector<std::uint64_t> words_;
+  std::size_t used_ = 0;
+  std::vector<void*> pointers_;
 };
 
 class Runner {
  public:
-  Runner(const Schedule& s, const std::vector<Array>& outputs, int device)
-      : s_(s), outputs_(outputs), device_(device), layouts_(memory_layouts(s, outputs)) {}
+  Runner(const Program& p, const Schedule& s, const std::vector<Array>& outputs, int device)
+      : p_(p), s_(s), outputs_(outputs), device_(device) {}
 
-  void run() {
+  void run(const Launches& l) {
     place_values();
-    for (const Step& step : s_.steps) launch_fused(step);
+    for (std::size_t k = 0; k < s_.steps.size(); ++k) launch(s_.steps[k], l.steps[k]);
   }
 
  private:
@@ -107,16 +155,15 @@ class Runner {
 
   // The address of element 0 of each value in memory.
   void place_values() {
-    const Program& p = s_.program;
-    ptr_.assign(p.nodes.size(), nullptr);
-    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-      const Node& n = *p.nodes[i];
+    ptr_.assign(p_.nodes.size(), nullptr);
+    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
+      const Node& n = *p_.nodes[i];
       switch (s_.home[i]) {
         case Schedule::Home::leaf:
           ptr_[i] = at(n.array->storage(), n.array->offset(), n.dtype);
           break;
         case Schedule::Home::alias:
-          ptr_[i] = ptr_[p.inputs[i][0]];
+          ptr_[i] = ptr_[p_.inputs[i][0]];
           break;
         case Schedule::Home::step:
           if (s_.root_of[i] >= 0) {
@@ -142,15 +189,11 @@ class Runner {
     return ptr_[node];
   }
 
-  void launch_fused(const Step& step) {
-    const std::int64_t n = numel(step.domain);
-    if (n == 0) return;
-    const jit::FusedSpec spec = jit::make_fused_spec(s_, step, layouts_, outputs_);
-    const jit::GeneratedKernel k = jit::describe_fused(spec);
-    const LoadedKernel& kernel = find_or_load(device_, k.signature, k.name,
-                                              [&] { return jit::generate_fused(spec).source; });
-    Args args;
-    for (const jit::KernelParam& param : k.params) {
+  void launch(const Step& step, const PreparedStep& prepared) {
+    if (!prepared.kernel) return;
+    Args args(prepared.arg_words);
+    std::size_t extent = 0;
+    for (const jit::KernelParam& param : prepared.params) {
       switch (param.kind) {
         case jit::KernelParam::Kind::output:
           args.add(write_pointer(step.writes[param.index]));
@@ -159,49 +202,37 @@ class Runner {
           args.add(static_cast<void*>(ptr_[step.reads[param.index]]));
           break;
         case jit::KernelParam::Kind::scalar:
-          args.add_scalar(*s_.program.nodes[param.index]);
+          args.add_scalar(*p_.nodes[param.index]);
           break;
         case jit::KernelParam::Kind::seed:
-          args.add(s_.program.nodes[param.index]->seed);
+          args.add(p_.nodes[param.index]->seed);
           break;
         case jit::KernelParam::Kind::stream:
-          args.add(s_.program.nodes[param.index]->stream);
+          args.add(p_.nodes[param.index]->stream);
           break;
         case jit::KernelParam::Kind::count:
-          if (spec.index64) {
-            args.add(static_cast<long long>(n));
+          if (prepared.index64) {
+            args.add(static_cast<long long>(prepared.count));
           } else {
-            args.add(static_cast<int>(n));
+            args.add(static_cast<int>(prepared.count));
           }
           break;
         case jit::KernelParam::Kind::dims:
-          args.add_dims(step.domain, spec.index64);
-          break;
         case jit::KernelParam::Kind::strides: {
-          const std::size_t j = std::size_t(param.index);
-          const Layout l =
-              j < step.reads.size()
-                  ? *layouts_[step.reads[j]]
-                  : jit::write_layout(s_, step.writes[j - step.reads.size()], layouts_, outputs_);
-          args.add_dims(broadcast_strides(l.shape, l.strides, step.domain), spec.index64);
+          const std::vector<char>& bytes = prepared.extents[extent++];
+          args.add_bytes(bytes.data(), bytes.size());
           break;
         }
       }
     }
-    // A grid-stride loop over enough blocks to fill every multiprocessor.
-    const std::int64_t work =
-        spec.vector_width > 1 ? std::max<std::int64_t>(n / spec.vector_width, 1) : n;
-    const std::int64_t most = std::int64_t(device_info(device_).sm_count) * 16;
-    const unsigned blocks =
-        unsigned(std::clamp<std::int64_t>((work + kBlock - 1) / kBlock, 1, most));
-    std::vector<void*> ptrs = args.pointers();
-    launch(kernel, device_, dim3(blocks), dim3(kBlock), ptrs.data(), 0);
+    cuda::launch(*prepared.kernel, device_, dim3(prepared.blocks), dim3(kBlock), args.pointers(),
+                 0);
   }
 
+  const Program& p_;
   const Schedule& s_;
   const std::vector<Array>& outputs_;
   const int device_;
-  const std::vector<std::optional<Layout>> layouts_;
   std::vector<char*> ptr_;
   std::vector<std::shared_ptr<Storage>> temps_;  // freed in stream order after the launches
 };
@@ -213,8 +244,18 @@ bool runs_on_gpu(const Schedule& s) {
                      [](const Step& step) { return step.kind == StepKind::fused; });
 }
 
-void run(const Schedule& s, const std::vector<Array>& outputs, int device) {
-  Runner(s, outputs, device).run();
+std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
+                                        const std::vector<Array>& outputs, int device) {
+  auto l = std::make_shared<Launches>();
+  const auto layouts = memory_layouts(p, s, outputs);
+  for (const Step& step : s.steps)
+    l->steps.push_back(prepare_step(p, s, step, layouts, outputs, device));
+  return l;
+}
+
+void run(const Launches& l, const Program& p, const Schedule& s, const std::vector<Array>& outputs,
+         int device) {
+  Runner(p, s, outputs, device).run(l);
 }
 
 }  // namespace nf::cuda

@@ -2,9 +2,11 @@
 // one device's stream.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "numfuse/array.hpp"
+#include "plan/program.hpp"
 #include "plan/schedule.hpp"
 
 namespace nf::cuda {
@@ -13,7 +15,17 @@ namespace nf::cuda {
 // reductions and products run on the host until their kernels exist).
 bool runs_on_gpu(const Schedule& s);
 
-// Writes root i of `s` into outputs[i]; every array involved lives on `device`.
-void run(const Schedule& s, const std::vector<Array>& outputs, int device);
+// Everything about a schedule's launches that does not change between runs
+// of statements with the same key: loaded kernels, their parameter lists,
+// extents, strides and grids. Made once, then a run only binds buffers and
+// scalars.
+struct Launches;
+std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
+                                        const std::vector<Array>& outputs, int device);
+
+// Writes root i of `p` into outputs[i]; every array involved lives on
+// `device`. `l` was prepared for a statement with the same key.
+void run(const Launches& l, const Program& p, const Schedule& s, const std::vector<Array>& outputs,
+         int device);
 
 }  // namespace nf::cuda

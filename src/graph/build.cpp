@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 
-#include <xxhash.h>
-
+#include "core/hash_mix.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "numfuse/errors.hpp"
@@ -15,27 +15,34 @@ namespace nf {
 namespace {
 
 // Structural hash of a node: op, types, shape, attributes and the hashes of
-// its inputs. Leaves hash by the storage and view they read.
+// its inputs. Leaves hash by the storage and view they read. It runs for
+// every node built, so it mixes words in place (the planner confirms every
+// match by comparing nodes).
 class Hasher {
  public:
   template <class T>
   Hasher& add(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    XXH3_64bits_update(state_, &v, sizeof v);
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8);
+    std::uint64_t w = 0;
+    std::memcpy(&w, &v, sizeof v);
+    h_ = hash_mix(h_, w);
     return *this;
   }
   template <class T>
   Hasher& add_vec(const std::vector<T>& v) {
     add(v.size());
-    if (!v.empty()) XXH3_64bits_update(state_, v.data(), v.size() * sizeof(T));
+    for (const T& x : v) add(x);
     return *this;
   }
-  Hasher() : state_(XXH3_createState()) { XXH3_64bits_reset(state_); }
-  ~Hasher() { XXH3_freeState(state_); }
-  std::uint64_t digest() const { return XXH3_64bits_digest(state_); }
+  std::uint64_t digest() const {
+    std::uint64_t h = h_;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 33);
+  }
 
  private:
-  XXH3_state_t* state_;
+  std::uint64_t h_ = kHashSeed;
 };
 
 // Arrays of one statement live on one device; mixing them is the user's
@@ -60,7 +67,11 @@ NodePtr finish(Node n) {
   place(n);
   Hasher h;
   h.add(n.op).add(n.dtype).add(n.weak).add_vec(n.shape);
-  for (const auto& in : n.inputs) h.add(in->hash);
+  n.depth = 0;
+  for (const auto& in : n.inputs) {
+    h.add(in->hash);
+    n.depth = std::max(n.depth, in->depth + 1);
+  }
   h.add(n.fvalue).add(n.ivalue).add_vec(n.axes).add(n.seed).add(n.stream);
   if (n.array) {
     h.add(n.array->storage().get()).add(n.array->offset()).add_vec(n.array->strides());
@@ -119,7 +130,8 @@ struct Promoted {
   DType dtype;
   bool weak;
 };
-Promoted promote(const std::vector<NodePtr>& ins, OpId op) {
+Promoted promote(const std::vector<NodePtr>& all, std::size_t first, OpId op) {
+  const std::span<const NodePtr> ins(all.begin() + first, all.end());
   bool have_strong = false;
   DType strong = bool_, weak = bool_;
   for (const auto& in : ins) {
@@ -231,12 +243,13 @@ NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
   }
   Shape shape = inputs[0]->shape;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    shape = broadcast_shapes(shape, inputs[i]->shape, op_str(op).c_str());
+    if (inputs[i]->shape != shape) {
+      shape = broadcast_shapes(shape, inputs[i]->shape, op_str(op).c_str());
+    }
   }
   // where(): the condition takes no part in promotion.
   const bool select = info.rule == ResultRule::select;
-  std::vector<NodePtr> values(inputs.begin() + (select ? 1 : 0), inputs.end());
-  const Promoted p = promote(values, op);
+  const Promoted p = promote(inputs, select ? 1 : 0, op);
   const DType operand = operand_dtype(op, p.dtype);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const DType want = (select && i == 0) ? bool_ : operand;
@@ -347,7 +360,7 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
   }
   Shape batch = broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2),
                                  "nf::matmul (batch axes)");
-  const Promoted p = promote({a, b}, OpId::matmul);
+  const Promoted p = promote({a, b}, 0, OpId::matmul);
   Shape shape = batch;
   shape.push_back(sa[sa.size() - 2]);
   shape.push_back(sb.back());

@@ -37,6 +37,7 @@ struct Node {
   std::optional<Device> device;
 
   std::uint64_t hash = 0;  // structural; equal hashes mean equal subtrees (CSE)
+  std::uint32_t depth = 0;  // longest path to a node without inputs
 
   Node() = default;
   Node(const Node&) = default;

@@ -15,6 +15,14 @@ bool Layout::contiguous() const {
   return true;
 }
 
+bool Layout::beyond_int32() const {
+  std::int64_t reach = offset < 0 ? -offset : offset;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] > 0) reach += (strides[d] < 0 ? -strides[d] : strides[d]) * (shape[d] - 1);
+  }
+  return reach >= (std::int64_t(1) << 31);
+}
+
 namespace {
 
 Layout of_array(const Array& a) {
@@ -37,9 +45,8 @@ Layout view_of(const Node& n, const Layout& in) {
 
 }  // namespace
 
-std::vector<std::optional<Layout>> memory_layouts(const Schedule& s,
+std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedule& s,
                                                   const std::vector<Array>& outputs) {
-  const Program& p = s.program;
   std::vector<std::optional<Layout>> out(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = *p.nodes[i];

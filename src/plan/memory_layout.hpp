@@ -17,11 +17,14 @@ struct Layout {
   Strides strides;
   std::int64_t offset = 0;  // elements from the start of the buffer
   bool contiguous() const;
+  // Whether some element lies 2^31 or more elements from the buffer's start,
+  // past what a kernel's 32-bit offsets reach.
+  bool beyond_int32() const;
 };
 
 // Leaves lie in their arrays, roots in `outputs`, other step outputs in new
 // contiguous buffers, and aliases are views of their input's layout.
-std::vector<std::optional<Layout>> memory_layouts(const Schedule& s,
+std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedule& s,
                                                   const std::vector<Array>& outputs);
 
 }  // namespace nf

@@ -1,7 +1,8 @@
 #include "plan/program.hpp"
 
+#include "plan/flat_index.hpp"
+
 #include <cstring>
-#include <unordered_map>
 #include <utility>
 
 namespace nf {
@@ -25,69 +26,54 @@ class Builder {
   Program program;
 
   int visit(const NodePtr& root) {
-    // Iterative post-order: expressions grown in loops can be very deep.
-    std::vector<std::pair<const Node*, std::size_t>> stack{{root.get(), 0}};
+    // Iterative post-order: expressions grown in loops can be very deep. The
+    // stack holds the owning pointers, which live in the parents' inputs.
+    std::vector<std::pair<const NodePtr*, std::size_t>> stack{{&root, 0}};
     while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      if (done_.count(node)) {
+      auto& [owner, next] = stack.back();
+      const Node& node = **owner;
+      if (next == 0 && done(node) >= 0) {
         stack.pop_back();
         continue;
       }
-      if (next < node->inputs.size()) {
-        const Node* child = node->inputs[next++].get();
-        if (!done_.count(child)) stack.push_back({child, 0});
+      if (next < node.inputs.size()) {
+        const NodePtr& child = node.inputs[next++];
+        if (done(*child) < 0) stack.push_back({&child, 0});
         continue;
       }
-      done_[node] = add(*node);
+      done_.insert(key(node), add(*owner));
       stack.pop_back();
     }
-    return done_.at(root.get());
+    return done(*root);
   }
 
  private:
-  int add(const Node& n) {
+  static std::uint64_t key(const Node& n) { return reinterpret_cast<std::uintptr_t>(&n); }
+  int done(const Node& n) const { return done_.find(key(n)); }
+
+  int add(const NodePtr& owner) {
+    const Node& n = *owner;
     std::vector<int> ins;
-    for (const auto& in : n.inputs) ins.push_back(done_.at(in.get()));
-    auto range = by_hash_.equal_range(n.hash);
-    for (auto it = range.first; it != range.second; ++it) {
-      if (same_node(*program.nodes[it->second], program.inputs[it->second], n, ins)) {
-        return it->second;
-      }
-    }
+    ins.reserve(n.inputs.size());
+    for (const auto& in : n.inputs) ins.push_back(done(*in));
+    const int same = by_hash_.find(
+        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins); });
+    if (same >= 0) return same;
     const int id = int(program.nodes.size());
-    program.nodes.push_back(node_ptr(n));
+    program.nodes.push_back(owner);
     program.inputs.push_back(std::move(ins));
-    by_hash_.emplace(n.hash, id);
+    by_hash_.insert(n.hash, id);
     return id;
   }
 
-  // Nodes are owned by their parents' input lists; find the owning pointer.
-  NodePtr node_ptr(const Node& n) { return owners_.at(&n); }
-
- public:
-  void own(const NodePtr& root) {
-    std::vector<const Node*> stack{root.get()};
-    owners_.emplace(root.get(), root);
-    while (!stack.empty()) {
-      const Node* n = stack.back();
-      stack.pop_back();
-      for (const auto& in : n->inputs) {
-        if (owners_.emplace(in.get(), in).second) stack.push_back(in.get());
-      }
-    }
-  }
-
- private:
-  std::unordered_map<const Node*, int> done_;
-  std::unordered_multimap<std::uint64_t, int> by_hash_;
-  std::unordered_map<const Node*, NodePtr> owners_;
+  FlatIndex done_;     // node address -> program index
+  FlatIndex by_hash_;  // structural hash -> program index
 };
 
 }  // namespace
 
 Program make_program(const std::vector<NodePtr>& roots) {
   Builder b;
-  for (const auto& r : roots) b.own(r);
   for (const auto& r : roots) b.program.roots.push_back(b.visit(r));
   Program& p = b.program;
   p.last_use.assign(p.nodes.size(), -1);

@@ -30,14 +30,13 @@ bool fusable(const Node& n) {
 
 class Planner {
  public:
-  Planner(const std::vector<NodePtr>& roots, const ScheduleOptions& o) : o_(o) {
-    plan_.program = make_program(roots);
-    const std::size_t n = plan_.program.nodes.size();
+  Planner(const Program& p, const ScheduleOptions& o) : p_(p), o_(o) {
+    const std::size_t n = p_.nodes.size();
     mem_.assign(n, false);
     plan_.home.assign(n, Schedule::Home::none);
     plan_.root_of.assign(n, -1);
-    for (std::size_t r = 0; r < plan_.program.roots.size(); ++r) {
-      int& slot = plan_.root_of[plan_.program.roots[r]];
+    for (std::size_t r = 0; r < p_.roots.size(); ++r) {
+      int& slot = plan_.root_of[p_.roots[r]];
       if (slot < 0) slot = int(r);
     }
   }
@@ -51,13 +50,13 @@ class Planner {
   }
 
  private:
-  const Node& node(int i) const { return *plan_.program.nodes[i]; }
-  const std::vector<int>& inputs(int i) const { return plan_.program.inputs[i]; }
+  const Node& node(int i) const { return *p_.nodes[i]; }
+  const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
 
   // Pass 1: which values must exist in memory.
   void decide_memory() {
-    const int n = int(plan_.program.nodes.size());
-    for (int r : plan_.program.roots) mem_[r] = true;
+    const int n = int(p_.nodes.size());
+    for (int r : p_.roots) mem_[r] = true;
     for (int i = 0; i < n; ++i) {
       const Node& nd = node(i);
       const OpKind k = op_kind(nd.op);
@@ -82,7 +81,7 @@ class Planner {
   // Split kernels that would read too many arrays or grow too large: the
   // biggest fused input of an oversized node goes to memory.
   void limit_kernel_size() {
-    const int n = int(plan_.program.nodes.size());
+    const int n = int(p_.nodes.size());
     std::vector<int> ops(n, 0), operands(n, 0);
     for (int i = 0; i < n; ++i) {
       if (!fusable(node(i))) continue;
@@ -119,7 +118,7 @@ class Planner {
 
   // Pass 2: a step per value in memory, inputs first.
   void make_steps() {
-    const int n = int(plan_.program.nodes.size());
+    const int n = int(p_.nodes.size());
     for (int i = 0; i < n; ++i) {
       if (!mem_[i]) continue;
       const Node& nd = node(i);
@@ -144,7 +143,7 @@ class Planner {
       }
     }
     // Roots that already live in memory are copied into their outputs.
-    for (int r : plan_.program.roots) {
+    for (int r : p_.roots) {
       if (plan_.home[r] == Schedule::Home::leaf || plan_.home[r] == Schedule::Home::alias) {
         if (!copied_.insert(r).second) continue;
         steps_add({StepKind::fused, node(r).shape, {}, {r}, {r}});
@@ -232,6 +231,7 @@ class Planner {
     unite(t.writes, s.writes);
   }
 
+  const Program& p_;
   ScheduleOptions o_;
   Schedule plan_;
   std::vector<bool> mem_;
@@ -247,8 +247,8 @@ ScheduleOptions default_schedule_options() {
   return o;
 }
 
-Schedule make_schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options) {
-  return Planner(roots, options).run();
+Schedule make_schedule(const Program& p, const ScheduleOptions& options) {
+  return Planner(p, options).run();
 }
 
 }  // namespace nf

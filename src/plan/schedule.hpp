@@ -31,8 +31,9 @@ struct ScheduleOptions {
   int max_operands = 48;  // arrays one kernel reads and writes
 };
 
+// Refers to the nodes of the program it was made for by index, so it serves
+// every program of the same structure (plans are memoised).
 struct Schedule {
-  Program program;
   std::vector<Step> steps;
   // Per node: where its value lives. A leaf's is its array; an alias is a view
   // (reshape, permute, broadcast) of another node's memory; a materialised
@@ -44,6 +45,6 @@ struct Schedule {
 
 // The options of this process: NF_FUSION=off turns fusion off.
 ScheduleOptions default_schedule_options();
-Schedule make_schedule(const std::vector<NodePtr>& roots, const ScheduleOptions& options);
+Schedule make_schedule(const Program& p, const ScheduleOptions& options);
 
 }  // namespace nf

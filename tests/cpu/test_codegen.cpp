@@ -121,3 +121,29 @@ TEST_CASE("every elementwise op x dtype compiles with NVRTC for sm_80 and sm_90"
     }
   }
 }
+
+// The planner splits what one kernel cannot hold: a 500-term sum of distinct
+// arrays (built as a balanced tree, so no depth cap intervenes) becomes
+// kernels that each read at most 48 arrays, and still sums every term.
+TEST_CASE("a 500-term sum of distinct arrays splits into kernels that compile", "[codegen]") {
+  std::vector<nf::Array> terms;
+  std::vector<nf::Expr> level;
+  double want = 0;
+  for (int k = 0; k < 500; ++k) {
+    terms.push_back(nf::full({3, 5}, 0.5 + k, nf::f64));
+    level.push_back(terms.back());
+    want += 0.5 + k;
+  }
+  while (level.size() > 1) {
+    std::vector<nf::Expr> next;
+    for (std::size_t k = 0; k + 1 < level.size(); k += 2) next.push_back(level[k] + level[k + 1]);
+    if (level.size() % 2) next.push_back(level.back());
+    level = std::move(next);
+  }
+  const nf::Plan p = nf::plan({level[0]});
+  CHECK(p.kernel_count() >= 500 / 48);
+  for (const std::string& src : p.sources()) CHECK(count(src, "__restrict__ in") <= 48);
+  const nf::jit::KernelImage image = nf::jit::compile(p.sources()[0], "sm_90");
+  CHECK(image.cubin);
+  CHECK(nf::Array(level[0]).to_vector<double>() == std::vector<double>(15, want));
+}

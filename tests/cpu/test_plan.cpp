@@ -64,14 +64,28 @@ TEST_CASE("every value a step reads lives in memory", "[plan]") {
     nf::ScheduleOptions o;
     o.fuse = fuse;
     for (const nf::NodePtr& root : statements) {
-      const nf::Schedule s = nf::make_schedule({root}, o);
+      const nf::Program p = nf::make_program({root});
+      const nf::Schedule s = nf::make_schedule(p, o);
       for (const nf::Step& step : s.steps) {
         for (int r : step.reads) CHECK(s.home[r] != nf::Schedule::Home::none);
       }
       for (std::size_t i = 0; i < s.home.size(); ++i) {
         if (s.home[i] != nf::Schedule::Home::alias) continue;
-        CHECK(s.home[s.program.inputs[i][0]] != nf::Schedule::Home::none);
+        CHECK(s.home[p.inputs[i][0]] != nf::Schedule::Home::none);
       }
     }
   }
+}
+
+TEST_CASE("a lazy expression grown in a loop is evaluated at a depth cap", "[plan]") {
+  nf::Array a = nf::full({3}, 0.5, nf::f64);
+  nf::Expr e = a;
+  double want = 0.5;
+  for (int i = 0; i < 3000; ++i) {
+    e = e * 0.999 + a;
+    want = want * 0.999 + 0.5;
+    REQUIRE(e.node()->depth <= 256);
+  }
+  const std::vector<double> got = nf::Array(e).to_vector<double>();
+  for (double g : got) CHECK(g == Approx(want).epsilon(1e-12));
 }

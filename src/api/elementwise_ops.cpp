@@ -1,4 +1,5 @@
 // The public elementwise functions, one per row of the op table.
+#include "api/execute.hpp"
 #include "graph/build.hpp"
 #include "numfuse/ops.hpp"
 
@@ -7,7 +8,7 @@ namespace {
 
 template <class... E>
 Expr apply(OpId op, const E&... e) {
-  return Expr(make_elementwise(op, {e.node()...}));
+  return within_depth_cap(Expr(make_elementwise(op, {e.node()...})));
 }
 
 }  // namespace
@@ -31,7 +32,7 @@ Expr pow(const Expr& a, const Expr& b) {
   return power(a, b);
 }
 Expr astype(const Expr& x, DType t) {
-  return Expr(make_cast(x.node(), t));
+  return within_depth_cap(Expr(make_cast(x.node(), t)));
 }
 
 }  // namespace nf

@@ -1,0 +1,53 @@
+#include "api/plan_cache.hpp"
+
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "plan/statement_key.hpp"
+
+namespace nf {
+namespace {
+
+struct KeyHash {
+  std::size_t operator()(const StatementKey& k) const { return std::size_t(k.hash); }
+};
+
+// A program that builds ever new structures (shapes that change every step)
+// would grow the table without bound; past this size it starts over.
+constexpr std::size_t kMaxEntries = 4096;
+
+struct Table {
+  std::shared_mutex mutex;
+  std::unordered_map<StatementKey, std::shared_ptr<const CachedPlan>, KeyHash> plans;
+};
+
+Table& table() {
+  static Table t;
+  return t;
+}
+
+}  // namespace
+
+std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<Array>& outputs,
+                                            const ScheduleOptions& options) {
+  StatementKey key = statement_key(p, outputs, options);
+  Table& t = table();
+  {
+    std::shared_lock<std::shared_mutex> lock(t.mutex);
+    auto it = t.plans.find(key);
+    if (it != t.plans.end()) return it->second;
+  }
+  // Two threads missing at once both plan; the kernel table still compiles
+  // each kernel once, and either plan is right.
+  auto plan = std::make_shared<CachedPlan>();
+  plan->schedule = make_schedule(p, options);
+  if (cuda::runs_on_gpu(plan->schedule)) {
+    plan->launches = cuda::prepare(p, plan->schedule, outputs, outputs[0].device().index);
+  }
+  std::unique_lock<std::shared_mutex> lock(t.mutex);
+  if (t.plans.size() >= kMaxEntries) t.plans.clear();
+  return t.plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+
+}  // namespace nf

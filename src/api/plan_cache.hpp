@@ -1,0 +1,25 @@
+// Plans memoised by statement key: a statement whose structure has run
+// before skips scheduling, code generation and the kernel lookup, and only
+// binds its buffers and scalars (DESIGN.md, "How a statement runs").
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cuda/executor.hpp"
+#include "plan/program.hpp"
+#include "plan/schedule.hpp"
+
+namespace nf {
+
+struct CachedPlan {
+  Schedule schedule;
+  std::shared_ptr<const cuda::Launches> launches;  // null where a step has no GPU kernel
+};
+
+// The plan of `p` writing `outputs` on a GPU, made on first use. Thread-safe;
+// entries hold no arrays, only structure and loaded kernels.
+std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<Array>& outputs,
+                                            const ScheduleOptions& options);
+
+}  // namespace nf

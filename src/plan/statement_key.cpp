@@ -1,0 +1,66 @@
+#include "plan/statement_key.hpp"
+
+#include "core/hash_mix.hpp"
+#include "plan/memory_layout.hpp"
+
+namespace nf {
+namespace {
+
+class KeyWriter {
+ public:
+  explicit KeyWriter(std::size_t reserve) { key_.words.reserve(reserve); }
+  KeyWriter& add(std::uint64_t w) {
+    key_.words.push_back(w);
+    h_ = hash_mix(h_, w);
+    return *this;
+  }
+  template <class T>
+  KeyWriter& add_all(const std::vector<T>& v) {
+    add(v.size());
+    for (const T& x : v) add(std::uint64_t(x));
+    return *this;
+  }
+  // A view's layout, up to where it starts: kernels depend on its offset
+  // only through vector alignment and the reach of 32-bit indices.
+  KeyWriter& add_layout(const Array& a) {
+    const Layout l{a.dtype(), a.shape(), a.strides(), a.offset()};
+    add(std::uint64_t(a.dtype())).add_all(a.shape()).add_all(a.strides());
+    return add(std::uint64_t(a.offset() & 15)).add(l.beyond_int32());
+  }
+  StatementKey finish() {
+    key_.hash = h_;
+    return std::move(key_);
+  }
+
+ private:
+  StatementKey key_;
+  std::uint64_t h_ = kHashSeed;
+};
+
+}  // namespace
+
+StatementKey statement_key(const Program& p, const std::vector<Array>& outputs,
+                           const ScheduleOptions& options) {
+  KeyWriter k(p.nodes.size() * 8 + outputs.size() * 8 + 8);
+  k.add(options.fuse)
+      .add(std::uint64_t(options.max_nodes))
+      .add(std::uint64_t(options.max_operands));
+  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+    const Node& n = *p.nodes[i];
+    k.add(std::uint64_t(n.op) | std::uint64_t(n.dtype) << 16 | std::uint64_t(n.weak) << 32);
+    k.add_all(n.shape).add_all(p.inputs[i]).add_all(n.axes);
+    // Constants' values, seeds and streams are kernel parameters.
+    const OpKind kind = op_kind(n.op);
+    if (kind != OpKind::constant) k.add(std::uint64_t(n.ivalue));
+    if (kind == OpKind::leaf) k.add_layout(*n.array);
+  }
+  k.add_all(p.roots);
+  for (const Array& o : outputs) k.add_layout(o);
+  if (!outputs.empty()) {
+    const Device d = outputs[0].device();
+    k.add(std::uint64_t(d.kind) << 32 | std::uint32_t(d.index));
+  }
+  return k.finish();
+}
+
+}  // namespace nf
