@@ -15,9 +15,11 @@
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
+#include "compile/disk_cache.hpp"
 #include "compile/nvrtc_compiler.hpp"
 #include "core/storage.hpp"
 #include "cuda/devices.hpp"
+#include "cuda/kernels.hpp"
 #include "cuda/memory.hpp"
 #include "cuda/timing.hpp"
 
@@ -63,6 +65,13 @@ void fused_and_unfused(const std::string& work, const std::string& shape, double
   unsetenv("NF_FUSION");
 }
 
+// A generated kernel's name, from the comment that opens it.
+std::string kernel_name(const std::string& source) {
+  const std::string mark = "numfuse fused kernel ";
+  const std::size_t at = source.find(mark) + mark.size();
+  return source.substr(at, source.find('\n', at) - at);
+}
+
 nf::Expr chain(const nf::Array& x, float a, float b) {
   nf::Expr y = x * a + b;
   y = y * nf::sigmoid(y);
@@ -86,8 +95,7 @@ int main(int argc, char** argv) {
   {
     const std::size_t bytes = std::size_t(8192) * 8192 * 4;
     auto a = nf::cuda::allocate_device(0, bytes), b = nf::cuda::allocate_device(0, bytes);
-    const double us =
-        time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
+    const double us = time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
     report("copy", "(8192, 8192)", "cudaMemcpy", us, 2.0 * bytes);
   }
   {
@@ -115,18 +123,64 @@ int main(int argc, char** argv) {
     });
   }
 
-  // Host cost of a statement whose kernel is cached: wall clock per call.
+  // Host cost of a statement whose kernel is cached: wall clock per call,
+  // and the parts of it: building the expression, and an array's allocation.
   {
     nf::Array x = nf::randn({128, 784});
     nf::Array y = chain(x, 1.5f, 0.25f);
     nf::cuda::synchronize(0);
-    const int calls = 2000;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) y = chain(x, 1.5f, 0.25f);
-    nf::cuda::synchronize(0);
-    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
-    std::printf("{\"work\":\"chain8-wall\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",
-                us.count() / calls);
+    const auto wall_us = [](const std::function<void()>& f) {
+      const int calls = 4000;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) f();
+      nf::cuda::synchronize(0);
+      const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+      return us.count() / calls;
+    };
+    const auto row = [](const char* work, double us) {
+      std::printf("{\"work\":\"%s\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",
+                  work, us);
+    };
+    row("chain8-wall", wall_us([&] { y = chain(x, 1.5f, 0.25f); }));
+    row("chain8-build-only", wall_us([&] { nf::Expr e = chain(x, 1.5f, 0.25f); }));
+    row("scale-wall", wall_us([&] { y = x * 2.0f; }));
+    row("alloc-free", wall_us([&] { nf::Array t = nf::empty({128, 784}); }));
+  }
+  // A kernel's first use in a process: NVRTC compiling it (cold), or the
+  // disk cache's checked read plus loading the image (warm).
+  {
+    nf::Array x = nf::randn({128, 784});
+    const std::string source = nf::kernel_source(chain(x, 1.5f, 0.25f));
+    const std::string arch = info.arch();
+    const auto ms_since = [](std::chrono::steady_clock::time_point t0) {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    const nf::jit::KernelImage compiled = nf::jit::compile(source, arch);
+    const double compile_ms = ms_since(t0);
+    nf::jit::DiskCache& disk = nf::jit::DiskCache::instance();
+    const std::string key = nf::jit::image_key(source, arch);
+    disk.store(key, compiled);
+    t0 = std::chrono::steady_clock::now();
+    const std::optional<nf::jit::KernelImage> image = disk.load(key);
+    const double read_ms = ms_since(t0);
+    if (image) {
+      t0 = std::chrono::steady_clock::now();
+      const nf::cuda::LoadedKernel k = nf::cuda::load_kernel(
+          0, image->data.data(), image->data.size(), kernel_name(source).c_str());
+      const double load_ms = ms_since(t0);
+      nf::cuda::unload_kernel(k);
+      std::printf(
+          "{\"work\":\"first-use\",\"kernel\":\"chain8\",\"nvrtc_ms\":%.1f,"
+          "\"disk_read_ms\":%.3f,\"load_ms\":%.3f}\n",
+          compile_ms, read_ms, load_ms);
+    } else {
+      std::printf(
+          "{\"work\":\"first-use\",\"kernel\":\"chain8\",\"nvrtc_ms\":%.1f,"
+          "\"disk\":\"off\"}\n",
+          compile_ms);
+    }
   }
   const auto stats = nf::jit::compile_stats();
   std::printf("{\"work\":\"nvrtc\",\"compiles\":%llu,\"ms_per_compile\":%.1f}\n",

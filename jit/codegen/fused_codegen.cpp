@@ -93,6 +93,8 @@ class Generator {
     name_values();
     const bool vec = !k_.strided && s_.vector_width > 1 && !any_access(Access::strided);
     vec_ = vec ? s_.vector_width : 1;
+    unroll_ = vec ? s_.unroll : 1;
+    k_.per_thread = vec_ * unroll_;
     k_.signature = signature();
     char hex[17];
     std::snprintf(
@@ -142,7 +144,8 @@ class Generator {
 
   std::string signature() const {
     std::string sig = "fused;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
-                      std::to_string(rank_) + ";vec" + std::to_string(vec_) + ";in";
+                      std::to_string(rank_) + ";vec" + std::to_string(vec_) + "x" +
+                      std::to_string(unroll_) + ";in";
     for (const auto& o : s_.reads)
       sig += std::string(":") + std::string(name(o.dtype)) + "/" + access_name(o.access);
     sig += ";out";
@@ -363,51 +366,66 @@ class Generator {
            "  }\n";
   }
 
-  // The flat fast path: every thread moves `vec_` elements of each array with
-  // one vector load or store (16 bytes for the widest dtype).
+  // The flat fast path: each thread moves `unroll_` groups of `vec_` elements
+  // of every array, each group with one vector load or store (16 bytes for the
+  // widest dtype); all groups are loaded before any is computed.
   std::string vector_loop() const {
-    const std::string w = std::to_string(vec_);
+    const std::string w = std::to_string(vec_), u = std::to_string(unroll_);
     std::string b = "  const nf_idx groups = n / " + w + ";\n";
-    b += "  for (nf_idx g = first; g < groups; g += stride) {\n";
-    b += "    const nf_idx base = g * " + w + ";\n";
+    b += "  for (nf_idx g0 = (nf_idx)blockIdx.x * blockDim.x * " + u +
+         " + threadIdx.x; g0 < groups;\n       g0 += (nf_idx)gridDim.x * blockDim.x * " + u +
+         ") {\n";
     for (std::size_t j = 0; j < step_.reads.size(); ++j) {
-      const std::string t = storage_ctype(s_.reads[j].dtype), J = std::to_string(j);
       if (s_.reads[j].access == Access::scalar) continue;
-      b += "    const nf_vec<" + t + ", " + w + "> v_in" + J + " = *(const nf_vec<" + t + ", " + w +
-           ">*)(in" + J + " + base);\n";
+      const std::string t = storage_ctype(s_.reads[j].dtype), J = std::to_string(j);
+      b += "    nf_vec<" + t + ", " + w + "> v_in" + J + "[" + u + "] = {};\n";
     }
+    b += "#pragma unroll\n    for (int u = 0; u < " + u + "; ++u) {\n";
+    b += "      const nf_idx g = g0 + (nf_idx)u * blockDim.x;\n      if (g < groups) {\n";
+    for (std::size_t j = 0; j < step_.reads.size(); ++j) {
+      if (s_.reads[j].access == Access::scalar) continue;
+      const std::string t = storage_ctype(s_.reads[j].dtype), J = std::to_string(j);
+      b += "        v_in" + J + "[u] = *(const nf_vec<" + t + ", " + w + ">*)(in" + J + " + g * " +
+           w + ");\n";
+    }
+    b += "      }\n    }\n";
+    // Groups past the end compute on zeros and store nothing: no branch
+    // separates the loads from the arithmetic.
+    b += "#pragma unroll\n    for (int u = 0; u < " + u + "; ++u) {\n";
+    b += "      const nf_idx g = g0 + (nf_idx)u * blockDim.x;\n";
     for (std::size_t j = 0; j < step_.writes.size(); ++j) {
       const std::string t = storage_ctype(s_.writes[j].dtype);
-      b += "    nf_vec<" + t + ", " + w + "> v_out" + std::to_string(j) + ";\n";
+      b += "      nf_vec<" + t + ", " + w + "> v_out" + std::to_string(j) + ";\n";
     }
-    b += "#pragma unroll\n    for (int k = 0; k < " + w + "; ++k) {\n";
-    b += "      const nf_idx i = base + k;\n";
+    b += "#pragma unroll\n      for (int k = 0; k < " + w + "; ++k) {\n";
+    b += "        const nf_idx i = g * " + w + " + k;\n";
     for (std::size_t j = 0; j < step_.reads.size(); ++j) {
       const std::string J = std::to_string(j);
       const std::string ref =
-          s_.reads[j].access == Access::scalar ? "in" + J + "[0]" : "v_in" + J + ".v[k]";
-      b += "      const " + std::string(compute_ctype(node(step_.reads[j]).dtype)) + " a" + J +
+          s_.reads[j].access == Access::scalar ? "in" + J + "[0]" : "v_in" + J + "[u].v[k]";
+      b += "        const " + std::string(compute_ctype(node(step_.reads[j]).dtype)) + " a" + J +
            " = " + load_expr(s_.reads[j].dtype, ref) + ";\n";
     }
     for (std::size_t j = 0; j < step_.writes.size(); ++j) {
-      b += "      " + std::string(compute_ctype(node(step_.writes[j]).dtype)) + " r" +
+      b += "        " + std::string(compute_ctype(node(step_.writes[j]).dtype)) + " r" +
            std::to_string(j) + ";\n";
     }
-    b += "      nf_element(i";
+    b += "        nf_element(i";
     for (std::size_t j = 0; j < step_.reads.size(); ++j) b += ", a" + std::to_string(j);
     b += scalar_args();
     for (std::size_t j = 0; j < step_.writes.size(); ++j) b += ", r" + std::to_string(j);
     b += ");\n";
     for (std::size_t j = 0; j < step_.writes.size(); ++j) {
       const std::string J = std::to_string(j);
-      b += "      v_out" + J + ".v[k] = " + store_expr(s_.writes[j].dtype, "r" + J) + ";\n";
+      b += "        v_out" + J + ".v[k] = " + store_expr(s_.writes[j].dtype, "r" + J) + ";\n";
     }
-    b += "    }\n";
+    b += "      }\n";
     for (std::size_t j = 0; j < step_.writes.size(); ++j) {
       const std::string t = storage_ctype(s_.writes[j].dtype), J = std::to_string(j);
-      b += "    *(nf_vec<" + t + ", " + w + ">*)(out" + J + " + base) = v_out" + J + ";\n";
+      b += "      if (g < groups) *(nf_vec<" + t + ", " + w + ">*)(out" + J + " + g * " + w +
+           ") = v_out" + J + ";\n";
     }
-    return b + "  }\n";
+    return b + "    }\n  }\n";
   }
 
   const FusedSpec& s_;
@@ -415,6 +433,7 @@ class Generator {
   const Step& step_;
   const int rank_;
   int vec_ = 1;
+  int unroll_ = 1;
   int scalar_count_ = 0, random_count_ = 0;
   GeneratedKernel k_;
   std::map<int, std::string> names_;

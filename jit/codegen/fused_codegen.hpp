@@ -25,6 +25,7 @@ struct FusedSpec {
   std::vector<OperandSpec> writes;  // one per step->writes
   bool index64 = false;             // 64-bit indices (a domain or offsets past 2^31)
   int vector_width = 1;             // elements per thread and load on the flat path
+  int unroll = 1;                   // vector groups each thread loads before computing
 };
 
 // One kernel parameter, in launch order.
@@ -51,6 +52,7 @@ struct GeneratedKernel {
   std::vector<KernelParam> params;
   int rank = 0;
   bool strided = false;  // whether the kernel computes coordinates
+  int per_thread = 1;    // elements a thread handles per loop trip: the grid divides by it
 };
 
 // Everything but the source: cheap enough for every launch.

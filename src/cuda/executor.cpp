@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "codegen/fused_spec.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
-#include "cuda/devices.hpp"
 #include "cuda/kernel_table.hpp"
 #include "cuda/memory.hpp"
 #include "numfuse/errors.hpp"
@@ -80,11 +80,11 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
   }
   for (const auto& e : out.extents) out.arg_words += (e.size() + 7) / 8;
   out.arg_words += out.params.size();  // every other parameter fits in one word
-  // A grid-stride loop over enough blocks to fill every multiprocessor.
-  const std::int64_t work =
-      spec.vector_width > 1 ? std::max<std::int64_t>(out.count / spec.vector_width, 1) : out.count;
-  const std::int64_t most = std::int64_t(device_info(device).sm_count) * 16;
-  out.blocks = unsigned(std::clamp<std::int64_t>((work + kBlock - 1) / kBlock, 1, most));
+  // One loop trip per thread: a grid that covers the domain outran
+  // grid-stride loops over a few blocks per multiprocessor (bench/RESULTS.md).
+  const std::int64_t per_block = std::int64_t(kBlock) * k.per_thread;
+  out.blocks = unsigned(std::clamp<std::int64_t>((out.count + per_block - 1) / per_block, 1,
+                                                 std::numeric_limits<int>::max()));
   return out;
 }
 

@@ -111,8 +111,10 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
     cudaGetLastError();
     throw_out_of_memory(device, bytes);
   }
-  check(e, "cudaMallocFromPoolAsync(" + std::to_string(bytes) +
-               " bytes, cuda:" + std::to_string(device) + ")");
+  if (e != cudaSuccess) [[unlikely]] {
+    check(e, "cudaMallocFromPoolAsync(" + std::to_string(bytes) +
+                 " bytes, cuda:" + std::to_string(device) + ")");
+  }
   record_allocation(device, bytes);
   storage->data = data;
   return storage;
