@@ -41,3 +41,41 @@ NF_HD float nf_bits_float(unsigned int u) {
   return f;
 #endif
 }
+NF_HD unsigned long long nf_double_bits(double d) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return (unsigned long long)__double_as_longlong(d);
+#else
+  unsigned long long u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+#endif
+}
+NF_HD double nf_bits_double(unsigned long long u) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return __longlong_as_double((long long)u);
+#else
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+#endif
+}
+
+// A product rounded on its own, for code that must give the same bits on
+// both backends. NVRTC compiles kernels with --fmad=true and contracts a
+// product and a sum that uses it into one fma, even across statements and
+// inlined calls, where host C++ (-ffp-contract=off) rounds both; the
+// device's explicitly rounded multiplies are never contracted.
+NF_HD float nf_mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+NF_HD double nf_mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}

@@ -28,15 +28,16 @@
 //
 // This is cuRAND's own layout: counter(b) is the counter of a
 // curandStatePhilox4_32_10_t after curand_init(seed, stream, 4 * b), and the
-// transforms reproduce curand_uniform4, curand_normal4, curand_uniform2_double
-// and curand_normal2_double. Uniform values therefore match cuRAND bit for
-// bit. Normal values use cuRAND's formulas, but its device code calls
-// __sincosf (a fast approximation: f32 results differ by up to ~3e-6) and
-// sincospi where these functions call sinf/cosf and sin(pi * v). numfuse's
-// GPU kernels call these functions, not cuRAND's, so the backends' normals
-// agree to the accuracy of each platform's sin, cos and log (within 3 ulp
-// between CUDA's and glibc's), provided kernels are compiled without
-// --use_fast_math.
+// uniform transforms reproduce curand_uniform4 and curand_uniform2_double, so
+// uniform values match cuRAND's bit for bit. The normals pair and place the
+// words as curand_normal4 and curand_normal2_double do (Box-Muller, the same
+// radius and angle words, sine then cosine), but compute the log, sine and
+// cosine with numfuse's own functions below rather than a platform's libm,
+// so the CPU backend and the GPU kernels give identical bits. They are not
+// cuRAND's normal values, which come from CUDA's libm and, for f32, from the
+// fast approximation __sincosf. The functions assume IEEE division and
+// square root and no flushing of subnormals: NVRTC's defaults, which
+// numfuse's kernels keep (no --use_fast_math).
 #pragma once
 
 #include "nf_defs.h"
@@ -96,44 +97,155 @@ NF_HD double nf_uniform_f64(unsigned int x, unsigned int y) {
   return (double)z * 0x1p-53 + 0x1p-54;
 }
 
-// Box-Muller radius and angle, as cuRAND's _curand_box_muller. The angle is
-// y * 2^-32 * 2pi + 2^-32 * pi with cuRAND's constant 2^-32 * 6.2831855f (the
-// float nearest 2pi, scaled exactly by 2^-32). That product is not exact, so
-// fused and unfused forms differ; fmaf is what nvcc and NVRTC emit for
-// cuRAND's expression under their default --fmad=true.
+// ---- Box-Muller --------------------------------------------------------------
+//
+// The log, sine and cosine below are numfuse's own, so that the normals come
+// out with the same bits on both backends: CUDA's libm and glibc differ in
+// the last bits. They use only operations that IEEE 754 rounds exactly once
+// on every platform: + - * /, sqrt, fma (written out), integer operations on
+// the bits, comparisons and selects. Contraction is the remaining hazard:
+// NVRTC (--fmad=true) turns a product feeding a sum into an fma, host C++
+// does not. So every product here that feeds a sum is either an explicit
+// fmaf/fma or nf_mul_rn, except products by powers of two, which are exact
+// either way; the final products radius * sine and radius * cosine are
+// nf_mul_rn too, so that a fused consumer (randn() * a + b) cannot absorb them.
+
+// log(u) for u a positive normal float (here u in (0, 1]). u = 2^k m with m
+// in [sqrt(1/2), sqrt(2)), and log(m) = log1p(f) with f = m - 1 (exact) is
+// 2 atanh(s), s = f / (2 + f), |s| < 0.1716. As in fdlibm's log, it is
+// evaluated as f - hfsq + s (hfsq + R(s^2)) with hfsq = f^2 / 2, which keeps
+// the rounding errors of s and hfsq out of the leading term f; R is a minimax
+// polynomial. Within 1 ulp; log(1) is exactly 0.
+NF_HD float nf_log_f32(float u) {
+  const unsigned int bits = nf_float_bits(u) + (0x3f800000u - 0x3f3504f3u);
+  const float k = (float)((int)(bits >> 23) - 127);
+  const float f = nf_bits_float((bits & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  const float s = f / (2.0f + f);
+  const float z = s * s;
+  const float hfsq = nf_mul_rn(0.5f * f, f);
+  const float q = fmaf(z, fmaf(z, 0x1.2eebd0p-2f, 0x1.997c06p-2f), 0x1.55555cp-1f);
+  // k log(2) = k ln2_hi (exact inside the last fma) + k ln2_lo.
+  const float tail = fmaf(s, fmaf(z, q, hfsq), nf_mul_rn(k, -0x1.05c610p-29f));
+  return fmaf(k, 0x1.62e430p-1f, f - (hfsq - tail));
+}
+
+NF_HD double nf_log_f64(double u) {
+  const unsigned long long bits =
+      nf_double_bits(u) + (0x3ff0000000000000ull - 0x3fe6a09e667f3bcdull);
+  const double k = (double)((int)(bits >> 52) - 1023);
+  const double f = nf_bits_double((bits & 0x000fffffffffffffull) + 0x3fe6a09e667f3bcdull) - 1.0;
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  const double hfsq = nf_mul_rn(0.5 * f, f);
+  const double q = fma(
+      z,
+      fma(z,
+          fma(z,
+              fma(z,
+                  fma(z, fma(z, 0x1.2b5fb4b405474p-3, 0x1.39fdba110ecedp-3), 0x1.7462ba224ceb8p-3),
+                  0x1.c71c62d05068cp-3),
+              0x1.2492492e03d79p-2),
+          0x1.9999999995224p-2),
+      0x1.5555555555558p-1);
+  const double tail = fma(s, fma(z, q, hfsq), nf_mul_rn(k, 0x1.abc9e3b39803fp-56));
+  return fma(k, 0x1.62e42fefa39efp-1, f - (hfsq - tail));
+}
+
+// sin(pi t) if cosine is 0, cos(pi t) if it is 1. t = j / 2 + r with j the
+// integer nearest 2t; r = t - j / 2 is exact (t and j / 2 are within a
+// factor of two of each other, or j is 0) and |r| <= 1/4, so no argument
+// reduction by an inexact pi is needed, and sin(pi t) = 0 and cos(pi t) = +-1
+// exactly at the multiples of 1/2. Minimax polynomials in r^2 give sin(pi r)
+// and cos(pi r), pi r taken as pi_hi r (exact inside the fma) + pi_lo r; the
+// quadrant q = j + cosine picks one and its sign. Within 1.1 ulp.
+NF_HD float nf_sincospi_f32(float t, unsigned int cosine) {
+  const float j = rintf(2.0f * t);
+  const float r = t - 0.5f * j;
+  const float z = r * r;
+  const unsigned int q = (unsigned int)(int)j + cosine;
+  float v;
+  if (q & 1) {
+    const float c =
+        fmaf(z, fmaf(z, fmaf(z, 0x1.db650ep-3f, -0x1.55cb98p+0f), 0x1.03c1eap+2f), -0x1.3bd3ccp+2f);
+    v = fmaf(z, c, 1.0f);
+  } else {
+    const float p =
+        fmaf(z, fmaf(z, fmaf(z, 0x1.4cb79ep-4f, -0x1.32ce1ep-1f), 0x1.466bc2p+1f), -0x1.4abbcep+2f);
+    v = fmaf(r, 0x1.921fb6p+1f, fmaf(nf_mul_rn(r, z), p, nf_mul_rn(r, -0x1.777a5cp-24f)));
+  }
+  return (q & 2) ? -v : v;
+}
+
+NF_HD double nf_sincospi_f64(double t, unsigned int cosine) {
+  const double j = rint(2.0 * t);
+  const double r = t - 0.5 * j;
+  const double z = r * r;
+  const unsigned int q = (unsigned int)(int)j + cosine;
+  double v;
+  if (q & 1) {
+    const double c = fma(z,
+                         fma(z,
+                             fma(z,
+                                 fma(z,
+                                     fma(z, fma(z, -0x1.b2f3fd835a289p-14, 0x1.f9ce249428494p-10),
+                                         -0x1.a6d1eef4b828bp-6),
+                                     0x1.e1f5068689166p-3),
+                                 -0x1.55d3c7e3cb243p+0),
+                             0x1.03c1f081b5ac0p+2),
+                         -0x1.3bd3cc9be45dep+2);
+    v = fma(z, c, 1.0);
+  } else {
+    const double p = fma(z,
+                         fma(z,
+                             fma(z,
+                                 fma(z,
+                                     fma(z, fma(z, -0x1.6cc5841818663p-16, 0x1.e8f036e18b1d9p-12),
+                                         -0x1.e3074d263e023p-8),
+                                     0x1.50783486fae01p-4),
+                                 -0x1.32d2cce62b873p-1),
+                             0x1.466bc6775aae1p+1),
+                         -0x1.4abbce625be53p+2);
+    v = fma(r, 0x1.921fb54442d18p+1, fma(nf_mul_rn(r, z), p, nf_mul_rn(r, 0x1.1a62633145c07p-53)));
+  }
+  return (q & 2) ? -v : v;
+}
+
+// Box-Muller radius and angle, after cuRAND's _curand_box_muller: the radius
+// from the uniform of x, the angle 2 pi y 2^-32 + pi 2^-32, here as pi t with
+// t = y 2^-31 + 2^-32 in (0, 2], rounded once by the fma.
 NF_HD float nf_box_muller_radius_f32(unsigned int x) {
-  return sqrtf(-2.0f * logf(nf_uniform_f32(x)));
+  return sqrtf(-2.0f * nf_log_f32(nf_uniform_f32(x)));
 }
 
 NF_HD float nf_box_muller_angle_f32(unsigned int y) {
-  return fmaf((float)y, 0x1.921fb6p-30f, 0x1.921fb6p-31f);
+  return fmaf((float)y, 0x1p-31f, 0x1p-32f);
 }
 
-// (sin(v) * s, cos(v) * s): two independent standard normals.
+// (sin(pi t) * s, cos(pi t) * s): two independent standard normals.
 NF_HD nf_f32x2 nf_box_muller_f32(unsigned int x, unsigned int y) {
-  float s = nf_box_muller_radius_f32(x);
-  float v = nf_box_muller_angle_f32(y);
-  nf_f32x2 out = {sinf(v) * s, cosf(v) * s};
+  const float s = nf_box_muller_radius_f32(x);
+  const float t = nf_box_muller_angle_f32(y);
+  nf_f32x2 out = {nf_mul_rn(nf_sincospi_f32(t, 0), s), nf_mul_rn(nf_sincospi_f32(t, 1), s)};
   return out;
 }
 
 // cuRAND's _curand_box_muller_double: the radius from the 53-bit uniform of
-// (x0, x1), the angle pi * v with v = zy * 2^-52 + 2^-53 in (0, 2] from the
-// 53 bits zy of (y0, y1); as above, only the addition rounds.
+// (x0, x1), the angle pi v with v = zy * 2^-52 + 2^-53 in (0, 2] from the
+// 53 bits zy of (y0, y1); as in nf_uniform_f64, only the addition rounds.
 NF_HD double nf_box_muller_radius_f64(unsigned int x0, unsigned int x1) {
-  return sqrt(-2.0 * log(nf_uniform_f64(x0, x1)));
+  return sqrt(-2.0 * nf_log_f64(nf_uniform_f64(x0, x1)));
 }
 
 NF_HD double nf_box_muller_angle_f64(unsigned int y0, unsigned int y1) {
   unsigned long long zy = (unsigned long long)y0 ^ ((unsigned long long)y1 << (53 - 32));
-  return ((double)zy * 0x1p-52 + 0x1p-53) * 3.1415926535897932;
+  return (double)zy * 0x1p-52 + 0x1p-53;
 }
 
 NF_HD nf_f64x2 nf_box_muller_f64(unsigned int x0, unsigned int x1, unsigned int y0,
                                  unsigned int y1) {
-  double s = nf_box_muller_radius_f64(x0, x1);
-  double v = nf_box_muller_angle_f64(y0, y1);
-  nf_f64x2 out = {sin(v) * s, cos(v) * s};
+  const double s = nf_box_muller_radius_f64(x0, x1);
+  const double v = nf_box_muller_angle_f64(y0, y1);
+  nf_f64x2 out = {nf_mul_rn(nf_sincospi_f64(v, 0), s), nf_mul_rn(nf_sincospi_f64(v, 1), s)};
   return out;
 }
 
@@ -164,8 +276,8 @@ NF_HD float nf_rand_normal_f32(unsigned long long seed, unsigned long long strea
   nf_u32x4 r = nf_philox_block(seed, stream, i >> 2);
   bool high_pair = (i & 2) != 0;
   float s = nf_box_muller_radius_f32(high_pair ? r.z : r.x);
-  float v = nf_box_muller_angle_f32(high_pair ? r.w : r.y);
-  return (i & 1) ? cosf(v) * s : sinf(v) * s;
+  float t = nf_box_muller_angle_f32(high_pair ? r.w : r.y);
+  return nf_mul_rn(nf_sincospi_f32(t, (unsigned int)(i & 1)), s);
 }
 
 NF_HD double nf_rand_uniform_f64(unsigned long long seed, unsigned long long stream,
@@ -179,5 +291,5 @@ NF_HD double nf_rand_normal_f64(unsigned long long seed, unsigned long long stre
   nf_u32x4 r = nf_philox_block(seed, stream, i >> 1);
   double s = nf_box_muller_radius_f64(r.x, r.y);
   double v = nf_box_muller_angle_f64(r.z, r.w);
-  return (i & 1) ? cos(v) * s : sin(v) * s;
+  return nf_mul_rn(nf_sincospi_f64(v, (unsigned int)(i & 1)), s);
 }
