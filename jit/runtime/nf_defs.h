@@ -79,3 +79,15 @@ NF_HD double nf_mul_rn(double a, double b) {
   return a * b;
 #endif
 }
+
+// 1 / d where a few ulp do not matter. The device divides approximately
+// (__fdividef, within 2 ulp; 0 for d above 2^126): IEEE division's slow-path
+// check diverges within warps on ordinary data and cost fused chains a tenth
+// of their bandwidth (bench/RESULTS.md). The host divides exactly.
+NF_HD float nf_reciprocal_approx(float d) {
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+  return __fdividef(1.0f, d);
+#else
+  return 1.0f / d;
+#endif
+}

@@ -116,7 +116,7 @@ NF_FLOAT_FN(nf_atan, atanf(x), atan(x))
 NF_FLOAT_FN(nf_sinh, sinhf(x), sinh(x))
 NF_FLOAT_FN(nf_cosh, coshf(x), cosh(x))
 NF_FLOAT_FN(nf_tanh, tanhf(x), tanh(x))
-NF_FLOAT_FN(nf_sigmoid, 1.0f / (1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
+NF_FLOAT_FN(nf_sigmoid, nf_reciprocal_approx(1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
 NF_FLOAT_FN(nf_gelu, 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)),
             0.5 * x * (1.0 + erf(x * 0.70710678118654752)))
 // log(1+exp(x)) without overflow for large x or cancellation for small.

@@ -16,7 +16,9 @@ EventTimer::~EventTimer() {
   cudaEventDestroy(end_);
 }
 
-void EventTimer::start() { NF_CUDA_CHECK(cudaEventRecord(begin_, stream(device_))); }
+void EventTimer::start() {
+  NF_CUDA_CHECK(cudaEventRecord(begin_, stream(device_)));
+}
 
 double EventTimer::stop() {
   NF_CUDA_CHECK(cudaEventRecord(end_, stream(device_)));

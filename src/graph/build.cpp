@@ -52,6 +52,7 @@ void place(Node& n) {
     n.device = n.array->device();
     return;
   }
+  n.device.reset();  // a rebuilt node takes its new inputs' device
   for (const auto& in : n.inputs) {
     if (!in->device) continue;
     if (n.device && *n.device != *in->device) {

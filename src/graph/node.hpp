@@ -36,7 +36,7 @@ struct Node {
   // The device of the arrays below this node, if any: a statement runs there.
   std::optional<Device> device;
 
-  std::uint64_t hash = 0;  // structural; equal hashes mean equal subtrees (CSE)
+  std::uint64_t hash = 0;   // structural; equal hashes mean equal subtrees (CSE)
   std::uint32_t depth = 0;  // longest path to a node without inputs
 
   Node() = default;

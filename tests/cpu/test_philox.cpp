@@ -129,7 +129,10 @@ TEST_CASE("philox constants are cuRAND's", "[philox]") {
   CHECK(0x1p-53 == 1.1102230246251565e-16);  // CURAND_2POW53_INV_DOUBLE
 }
 
-TEST_CASE("nf_uniform_f32 is cuRAND's _curand_uniform and lies in the half-open unit interval (0 excluded, 1 included)", "[philox]") {
+TEST_CASE(
+    "nf_uniform_f32 is cuRAND's _curand_uniform and lies in the half-open unit interval (0 "
+    "excluded, 1 included)",
+    "[philox]") {
   CHECK(nf_uniform_f32(0u) == 0x1p-33f);
   CHECK(nf_uniform_f32(0u) > 0.0f);
   CHECK(nf_uniform_f32(0xffffffffu) == 1.0f);
@@ -154,7 +157,10 @@ TEST_CASE("nf_uniform_f32 is cuRAND's _curand_uniform and lies in the half-open 
   CHECK(out_of_range == 0);
 }
 
-TEST_CASE("nf_uniform_f64 is cuRAND's _curand_uniform_double_hq and lies in the half-open unit interval (0 excluded, 1 included)", "[philox]") {
+TEST_CASE(
+    "nf_uniform_f64 is cuRAND's _curand_uniform_double_hq and lies in the half-open unit interval "
+    "(0 excluded, 1 included)",
+    "[philox]") {
   CHECK(nf_uniform_f64(0u, 0u) == 0x1p-54);
   CHECK(nf_uniform_f64(1u, 0u) == 0x1.8p-53);
   // y's low 11 bits overlap x's high 11 bits: z = x ^ (y << 21).

@@ -89,3 +89,13 @@ TEST_CASE("a lazy expression grown in a loop is evaluated at a depth cap", "[pla
   const std::vector<double> got = nf::Array(e).to_vector<double>();
   for (double g : got) CHECK(g == Approx(want).epsilon(1e-12));
 }
+
+TEST_CASE("a node rebuilt on new inputs takes their device", "[plan]") {
+  // The GPU's host fallback rebuilds statements over host copies of their
+  // arrays; the copies decide where the rebuilt statement runs.
+  const nf::NodePtr leaf = nf::make_leaf(nf::ones({4}));
+  nf::Node on_gpu = *nf::make_elementwise(nf::OpId::exp, {leaf});
+  on_gpu.device = nf::Device{nf::Device::Kind::cuda, 0};
+  const nf::NodePtr rebuilt = nf::rebuild(on_gpu, {leaf});
+  CHECK(rebuilt->device == nf::Device::cpu());
+}

@@ -29,16 +29,22 @@ nf::Array host_random(const nf::Shape& shape, nf::DType t, double lo, double hi,
 
 double tolerance(nf::DType t) {
   switch (t) {
-    case nf::DType::f16: return 4e-3;
-    case nf::DType::bf16: return 3e-2;
-    case nf::DType::f32: return 2e-6;
-    case nf::DType::f64: return 1e-13;
-    default: return 0;
+    case nf::DType::f16:
+      return 4e-3;
+    case nf::DType::bf16:
+      return 3e-2;
+    case nf::DType::f32:
+      return 2e-6;
+    case nf::DType::f64:
+      return 1e-13;
+    default:
+      return 0;
   }
 }
 
 // f over CPU arrays and over GPU copies of them: the same values.
-void check_same(const std::vector<nf::Array>& host, const std::function<std::vector<nf::Expr>(const std::vector<nf::Array>&)>& f) {
+void check_same(const std::vector<nf::Array>& host,
+                const std::function<std::vector<nf::Expr>(const std::vector<nf::Array>&)>& f) {
   std::vector<nf::Array> dev;
   for (const auto& h : host) dev.push_back(h.to(kGpu));
   nf::set_default_device(kCpu);
@@ -103,7 +109,7 @@ TEST_CASE("broadcasting, views as inputs and a multi-output statement", "[gpu][f
   const auto m = host_random({40, 30}, nf::f32, -2, 2, 6);
   const auto h = host_random({30}, nf::f16, -2, 2, 7);
   check_same({a, b, m, h}, [](const std::vector<nf::Array>& v) {
-    nf::Expr t = v[2].T();                                           // transposed view
+    nf::Expr t = v[2].T();  // transposed view
     nf::Expr s = v[2](nf::slice(1, nf::none, 3), nf::slice(nf::none, nf::none, -2));  // strided
     return std::vector<nf::Expr>{nf::exp(v[0]) * v[1] - 1.0f, t * 2.0f + 1.0f, nf::tanh(s),
                                  v[2] * v[3], nf::sqrt(nf::abs(v[2])) + v[3]};
@@ -121,13 +127,44 @@ TEST_CASE("assignments into views and in-place updates on the GPU", "[gpu][fused
     nf::set_default_device(kGpu);
     f(gpu);
     const auto w = cpu.to_vector<double>(), g = gpu.to_vector<double>();
-    for (std::size_t i = 0; i < w.size(); ++i) REQUIRE(g[i] == Approx(w[i]).epsilon(1e-6).margin(1e-6));
+    for (std::size_t i = 0; i < w.size(); ++i)
+      REQUIRE(g[i] == Approx(w[i]).epsilon(1e-6).margin(1e-6));
   };
   both([](nf::Array& a) { a = nf::sin(a) * 2.0f; });
   both([](nf::Array& a) { a += a.T(); });
-  both([](nf::Array& a) { a(nf::all, nf::slice(0, 64, 2)) = a(nf::all, nf::slice(1, 64, 2)) + 1.0f; });
+  both([](nf::Array& a) {
+    a(nf::all, nf::slice(0, 64, 2)) = a(nf::all, nf::slice(1, 64, 2)) + 1.0f;
+  });
   both([](nf::Array& a) { a(nf::slice(3, 9)) *= 0.5f; });
   both([](nf::Array& a) { a = nf::where(a > 0, a, 0.0f) - nf::ones({64}); });
+}
+
+TEST_CASE("expressions of any size run: a 500-term sum and a loop-grown expression",
+          "[gpu][fused]") {
+  nf::set_default_device(kGpu);
+  std::vector<nf::Array> terms;
+  std::vector<double> want(64 * 3, 0.0);
+  for (int k = 0; k < 500; ++k) {
+    const auto h = host_random({64, 3}, nf::f32, -1, 1, 100 + k);
+    const auto v = h.to_vector<double>();
+    for (std::size_t i = 0; i < v.size(); ++i) want[i] += v[i];
+    terms.push_back(h.to(kGpu));
+  }
+  nf::Expr sum = terms[0];
+  for (int k = 1; k < 500; ++k) sum = sum + terms[k];  // depth 500: past the depth cap
+  const auto got = nf::Array(sum).to_vector<double>();
+  for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(got[i] == Approx(want[i]).margin(1e-4));
+
+  nf::Array a = host_random({1000}, nf::f64, 0, 1, 7).to(kGpu);
+  const auto a0 = a.to_vector<double>();
+  nf::Expr e = a;
+  for (int i = 0; i < 2000; ++i) e = e * 0.999 + a;
+  const auto grown = nf::Array(e).to_vector<double>();
+  for (std::size_t i = 0; i < a0.size(); ++i) {
+    double w = a0[i];
+    for (int k = 0; k < 2000; ++k) w = w * 0.999 + a0[i];
+    REQUIRE(grown[i] == Approx(w).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("random numbers match the CPU backend for the same seed", "[gpu][fused]") {
