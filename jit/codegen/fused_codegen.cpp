@@ -1,75 +1,16 @@
 #include "codegen/fused_codegen.hpp"
 
-#include <cstdio>
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 
-#include <xxhash.h>
-
+#include "codegen/expressions.hpp"
 #include "compile/runtime_source.hpp"
 #include "numfuse/errors.hpp"
 
 namespace nf::jit {
 namespace {
-
-// The device function of every elementwise op, from the op table.
-const char* device_function(OpId op) {
-  switch (op) {
-#define NF_ELEMENTWISE(name, arity, rule, accepts, fn) \
-  case OpId::name:                                     \
-    return #fn;
-#include "graph/ops.def"
-    default:
-      throw InternalError("codegen: no device function for " + std::string(op_name(op)));
-  }
-}
-
-// How values of each dtype are stored in memory.
-const char* storage_ctype(DType t) {
-  switch (t) {
-    case DType::b8:
-      return "unsigned char";
-    case DType::f16:
-    case DType::bf16:
-      return "unsigned short";
-    default:
-      return compute_ctype(t);
-  }
-}
-
-std::string load_expr(DType t, const std::string& ref) {
-  switch (t) {
-    case DType::b8:
-      return "(" + ref + " != 0)";
-    case DType::f16:
-      return "nf_f16_bits_to_f32(" + ref + ")";
-    case DType::bf16:
-      return "nf_bf16_bits_to_f32(" + ref + ")";
-    default:
-      return ref;
-  }
-}
-
-std::string store_expr(DType t, const std::string& value) {
-  switch (t) {
-    case DType::b8:
-      return "(unsigned char)" + value;
-    case DType::f16:
-      return "nf_f32_to_f16_bits(" + value + ")";
-    case DType::bf16:
-      return "nf_f32_to_bf16_bits(" + value + ")";
-    default:
-      return value;
-  }
-}
-
-// numpy's astype: convert, then round through a half type's storage.
-std::string cast_expr(DType to, const std::string& value) {
-  const std::string c = std::string("nf_convert<") + compute_ctype(to) + ">(" + value + ")";
-  if (to == f16) return "nf_f16_bits_to_f32(nf_f32_to_f16_bits(" + c + "))";
-  if (to == bf16) return "nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(" + c + "))";
-  return c;
-}
 
 const char* access_name(Access a) {
   switch (a) {
@@ -88,19 +29,18 @@ class Generator {
       : s_(spec), p_(*spec.program), step_(*spec.step), rank_(int(step_.domain.size())) {}
 
   GeneratedKernel run(bool with_source) {
-    k_.rank = rank_;
-    k_.strided = rank_ > 0 && (any_access(Access::strided) || has_iota());
+    strided_ = rank_ > 0 && (any_access(Access::strided) || has_iota());
     name_values();
-    const bool vec = !k_.strided && s_.vector_width > 1 && !any_access(Access::strided);
+    const bool vec = !strided_ && s_.vector_width > 1 && !any_access(Access::strided);
     vec_ = vec ? s_.vector_width : 1;
     unroll_ = vec ? s_.unroll : 1;
-    k_.per_thread = vec_ * unroll_;
     k_.signature = signature();
-    char hex[17];
-    std::snprintf(
-        hex, sizeof hex, "%016llx",
-        static_cast<unsigned long long>(XXH3_64bits(k_.signature.data(), k_.signature.size())));
-    k_.name = std::string("nf_fused_") + hex;
+    k_.name = kernel_name("fused", k_.signature);
+    // One loop trip per thread: a grid that covers the domain outran
+    // grid-stride loops over a few blocks per multiprocessor (bench/RESULTS.md).
+    const std::int64_t per_block = std::int64_t(k_.threads) * vec_ * unroll_;
+    k_.blocks = std::clamp<std::int64_t>((numel(step_.domain) + per_block - 1) / per_block, 1,
+                                         std::numeric_limits<int>::max());
     const std::string text = kernel_text();  // also lists the parameters
     if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
     return std::move(k_);
@@ -166,43 +106,17 @@ class Generator {
 
   // One statement per computed value.
   std::string value_expr(int i) const {
-    const Node& n = node(i);
-    const auto& ins = p_.inputs[i];
-    auto in = [&](int k) { return names_.at(ins[k]); };
-    switch (op_kind(n.op)) {
-      case OpKind::constant:
-        return scalars_.at(i);
-      case OpKind::cast:
-        return cast_expr(n.dtype, in(0));
-      case OpKind::view:
-        return in(0);  // broadcast: the same value at every coordinate
-      case OpKind::iota: {
-        return std::string("nf_convert<") + compute_ctype(n.dtype) + ">(c" +
-               std::to_string(n.ivalue) + ")";
-      }
-      case OpKind::random: {
-        const bool normal = n.op == OpId::rand_normal;
-        const bool wide = n.dtype == f64;
-        const std::string fn =
-            std::string("nf_rand_") + (normal ? "normal" : "uniform") + (wide ? "_f64" : "_f32");
-        const std::string r = scalars_.at(i);
-        return fn + "(seed" + r + ", stream" + r + ", (unsigned long long)i)";
-      }
-      case OpKind::elementwise: {
-        std::string e = std::string(device_function(n.op)) + "(";
-        for (std::size_t k = 0; k < ins.size(); ++k) e += (k ? ", " : "") + in(int(k));
-        return e + ")";
-      }
-      default:
-        throw InternalError("codegen: op " + std::string(op_name(n.op)) + " cannot be fused");
-    }
+    std::vector<std::string> in;
+    for (int j : p_.inputs[i]) in.push_back(names_.at(j));
+    const auto param = scalars_.find(i);
+    return node_expr(node(i), in, param == scalars_.end() ? "" : param->second, "i");
   }
 
   // The per-element function: the readable heart of the kernel.
   std::string element_function() const {
     std::string f = "// One element: the fused expression, one op per line.\n";
     f += "__device__ __forceinline__ void nf_element(const nf_idx i";
-    if (k_.strided) {
+    if (strided_) {
       for (int d = 0; d < rank_; ++d) f += ", const nf_idx c" + std::to_string(d);
     }
     for (std::size_t j = 0; j < step_.reads.size(); ++j) {
@@ -215,7 +129,7 @@ class Generator {
            std::to_string(j);
     }
     f += ") {\n";
-    if (!k_.strided || rank_ == 0) f += "  (void)i;\n";
+    if (!strided_ || rank_ == 0) f += "  (void)i;\n";
     for (int i : step_.nodes) {
       if (names_.at(i)[0] == 'a') continue;
       f += "  const " + std::string(compute_ctype(node(i).dtype)) + " " + names_.at(i) + " = " +
@@ -299,7 +213,7 @@ class Generator {
     add("const nf_idx n");
     k_.params.push_back({KernelParam::Kind::count, 0, i64});
     std::vector<std::pair<std::string, Access>> strided_ops;
-    if (k_.strided) {
+    if (strided_) {
       const std::string dims = "nf_dims<nf_idx, " + std::to_string(rank_) + ">";
       add("const " + dims + " dom");
       k_.params.push_back({KernelParam::Kind::dims, 0, i64});
@@ -314,8 +228,8 @@ class Generator {
         k_.params.push_back({KernelParam::Kind::strides, int(s_.reads.size() + j), i64});
       }
     }
-    src +=
-        "extern \"C\" __global__ void __launch_bounds__(256) " + k_.name + "(\n" + params + ") {\n";
+    src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_.threads) + ") " +
+           k_.name + "(\n" + params + ") {\n";
     src += "  const nf_idx stride = (nf_idx)gridDim.x * blockDim.x;\n";
     src += "  const nf_idx first = (nf_idx)blockIdx.x * blockDim.x + threadIdx.x;\n";
     if (vec_ > 1) src += vector_loop();
@@ -328,7 +242,7 @@ class Generator {
   // Loads of every array at element i (or at the coordinates), the call, the stores.
   std::string element_body(const std::string& indent) const {
     std::string b;
-    if (k_.strided) {
+    if (strided_) {
       b += indent + "nf_idx rest = i;\n";
       for (int d = rank_ - 1; d > 0; --d) {
         const std::string c = "c" + std::to_string(d);
@@ -347,7 +261,7 @@ class Generator {
       b += indent + compute_ctype(node(step_.writes[j]).dtype) + " r" + std::to_string(j) + ";\n";
     }
     b += indent + "nf_element(i";
-    if (k_.strided)
+    if (strided_)
       for (int d = 0; d < rank_; ++d) b += ", c" + std::to_string(d);
     for (std::size_t j = 0; j < step_.reads.size(); ++j) b += ", a" + std::to_string(j);
     b += scalar_args();
@@ -432,6 +346,7 @@ class Generator {
   const Program& p_;
   const Step& step_;
   const int rank_;
+  bool strided_ = false;  // whether the kernel computes coordinates
   int vec_ = 1;
   int unroll_ = 1;
   int scalar_count_ = 0, random_count_ = 0;
@@ -441,23 +356,6 @@ class Generator {
 };
 
 }  // namespace
-
-const char* compute_ctype(DType t) {
-  switch (t) {
-    case DType::b8:
-      return "nf_b8";
-    case DType::u8:
-      return "nf_u8";
-    case DType::i32:
-      return "nf_i32";
-    case DType::i64:
-      return "nf_i64";
-    case DType::f64:
-      return "nf_f64";
-    default:
-      return "nf_f32";
-  }
-}
 
 GeneratedKernel describe_fused(const FusedSpec& spec) {
   return Generator(spec).run(false);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/generated_kernel.hpp"
 #include "plan/schedule.hpp"
 
 namespace nf::jit {
@@ -28,39 +29,9 @@ struct FusedSpec {
   int unroll = 1;                   // vector groups each thread loads before computing
 };
 
-// One kernel parameter, in launch order.
-struct KernelParam {
-  enum class Kind : std::uint8_t {
-    output,   // pointer to write `index`
-    input,    // pointer to read `index`
-    scalar,   // value of constant node `index`, in the compute type of `dtype`
-    seed,     // seed of random node `index` (u64)
-    stream,   // stream of random node `index` (u64)
-    count,    // number of elements in the domain (nf_idx)
-    dims,     // the domain's shape (nf_dims<rank>)
-    strides,  // strides of operand `index` (reads first, then writes) over the domain
-  };
-  Kind kind;
-  int index;
-  DType dtype = f32;
-};
-
-struct GeneratedKernel {
-  std::string name;       // nf_fused_<16 hex digits of the signature's hash>
-  std::string signature;  // everything structural about the kernel, nothing else
-  std::string source;     // prelude + kernel, ready for NVRTC
-  std::vector<KernelParam> params;
-  int rank = 0;
-  bool strided = false;  // whether the kernel computes coordinates
-  int per_thread = 1;    // elements a thread handles per loop trip: the grid divides by it
-};
-
 // Everything but the source: cheap enough for every launch.
 GeneratedKernel describe_fused(const FusedSpec& spec);
 // The kernel with its source, for compilation and inspection.
 GeneratedKernel generate_fused(const FusedSpec& spec);
-
-// The C type a value of dtype t is computed in on the GPU.
-const char* compute_ctype(DType t);
 
 }  // namespace nf::jit

@@ -6,7 +6,7 @@
 
 namespace nf::jit {
 
-// nf_defs.h, nf_half.h, nf_cast.h, nf_ops.h, nf_philox.h and nf_kernel.h in
+// nf_defs.h, nf_half.h, nf_cast.h, nf_ops.h, nf_philox.h, nf_reduce.h and nf_kernel.h in
 // dependency order (NF_RUNTIME_HEADERS in CMakeLists.txt), without their
 // include guards and includes of each other: generated kernel source appended
 // to this compiles with NVRTC and no include path.

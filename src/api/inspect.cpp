@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/fused_spec.hpp"
+#include "codegen/reduce_codegen.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "numfuse/jit.hpp"
@@ -15,7 +16,7 @@ struct Plan::Impl {
   Program program;
   Schedule schedule;
   std::vector<Array> outputs;
-  std::vector<std::string> sources;  // one per fused step, in step order
+  std::vector<std::string> sources;  // one per kernel, in step order
 };
 
 namespace {
@@ -44,10 +45,15 @@ Plan plan(const std::vector<Expr>& roots) {
   impl->schedule = make_schedule(impl->program, default_schedule_options());
   const auto layouts = memory_layouts(impl->program, impl->schedule, impl->outputs);
   for (const Step& step : impl->schedule.steps) {
-    if (step.kind != StepKind::fused) continue;
-    const jit::FusedSpec spec =
-        jit::make_fused_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
-    impl->sources.push_back(jit::generate_fused(spec).source);
+    if (step.kind == StepKind::reduction) {
+      const jit::ReduceSpec spec =
+          jit::make_reduce_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
+      impl->sources.push_back(jit::generate_reduce(spec).source);
+    } else if (step.kind == StepKind::fused) {
+      const jit::FusedSpec spec =
+          jit::make_fused_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
+      impl->sources.push_back(jit::generate_fused(spec).source);
+    }
   }
   return Plan(std::move(impl));
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "codegen/fused_spec.hpp"
+#include "codegen/reduce_codegen.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "cuda/kernel_table.hpp"
@@ -24,6 +25,7 @@ struct PreparedStep {
   bool index64 = false;
   std::int64_t count = 0;
   unsigned blocks = 0;
+  unsigned threads = 0;
   std::size_t arg_words = 0;  // 8-byte words that hold every parameter
 };
 
@@ -32,8 +34,6 @@ struct Launches {
 };
 
 namespace {
-
-constexpr int kBlock = 256;
 
 std::vector<char> extent_bytes(const Strides& values, bool index64) {
   std::vector<char> s(values.size() * (index64 ? 8 : 4));
@@ -53,21 +53,13 @@ std::vector<char> extent_bytes(const Strides& values, bool index64) {
   return s;
 }
 
-PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
-                          const std::vector<std::optional<Layout>>& layouts,
-                          const std::vector<Array>& outputs, int device) {
-  PreparedStep out;
-  out.count = numel(step.domain);
-  if (out.count == 0) return out;
-  const jit::FusedSpec spec = jit::make_fused_spec(p, s, step, layouts, outputs);
-  jit::GeneratedKernel k = jit::describe_fused(spec);
-  out.kernel =
-      &find_or_load(device, k.signature, k.name, [&] { return jit::generate_fused(spec).source; });
-  out.index64 = spec.index64;
-  out.params = std::move(k.params);
+// The values of the fused kernel's dims and strides parameters.
+void fused_extents(PreparedStep& out, const Schedule& s, const Step& step,
+                   const std::vector<std::optional<Layout>>& layouts,
+                   const std::vector<Array>& outputs) {
   for (const jit::KernelParam& param : out.params) {
     if (param.kind == jit::KernelParam::Kind::dims) {
-      out.extents.push_back(extent_bytes(step.domain, spec.index64));
+      out.extents.push_back(extent_bytes(step.domain, out.index64));
     } else if (param.kind == jit::KernelParam::Kind::strides) {
       const std::size_t j = std::size_t(param.index);
       const Layout l =
@@ -75,16 +67,44 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
               ? *layouts[step.reads[j]]
               : jit::write_layout(s, step.writes[j - step.reads.size()], layouts, outputs);
       out.extents.push_back(
-          extent_bytes(broadcast_strides(l.shape, l.strides, step.domain), spec.index64));
+          extent_bytes(broadcast_strides(l.shape, l.strides, step.domain), out.index64));
     }
+  }
+}
+
+PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
+                          const std::vector<std::optional<Layout>>& layouts,
+                          const std::vector<Array>& outputs, int device) {
+  PreparedStep out;
+  jit::GeneratedKernel k;
+  if (step.kind == StepKind::reduction) {
+    const jit::ReduceSpec spec = jit::make_reduce_spec(p, s, step, layouts, outputs);
+    k = jit::describe_reduce(spec);
+    if (k.blocks == 0) return out;
+    out.kernel = &find_or_load(device, k.signature, k.name,
+                               [&] { return jit::generate_reduce(spec).source; });
+    out.index64 = spec.index64;
+    out.params = std::move(k.params);
+    for (const jit::KernelParam& param : out.params) {
+      if (param.kind == jit::KernelParam::Kind::extent) {
+        out.extents.push_back(extent_bytes(k.extents[param.index], out.index64));
+      }
+    }
+  } else {
+    out.count = numel(step.domain);
+    if (out.count == 0) return out;
+    const jit::FusedSpec spec = jit::make_fused_spec(p, s, step, layouts, outputs);
+    k = jit::describe_fused(spec);
+    out.kernel = &find_or_load(device, k.signature, k.name,
+                               [&] { return jit::generate_fused(spec).source; });
+    out.index64 = spec.index64;
+    out.params = std::move(k.params);
+    fused_extents(out, s, step, layouts, outputs);
   }
   for (const auto& e : out.extents) out.arg_words += (e.size() + 7) / 8;
   out.arg_words += out.params.size();  // every other parameter fits in one word
-  // One loop trip per thread: a grid that covers the domain outran
-  // grid-stride loops over a few blocks per multiprocessor (bench/RESULTS.md).
-  const std::int64_t per_block = std::int64_t(kBlock) * k.per_thread;
-  out.blocks = unsigned(std::clamp<std::int64_t>((out.count + per_block - 1) / per_block, 1,
-                                                 std::numeric_limits<int>::max()));
+  out.blocks = unsigned(std::min<std::int64_t>(k.blocks, std::numeric_limits<int>::max()));
+  out.threads = unsigned(k.threads);
   return out;
 }
 
@@ -218,15 +238,16 @@ class Runner {
           }
           break;
         case jit::KernelParam::Kind::dims:
-        case jit::KernelParam::Kind::strides: {
+        case jit::KernelParam::Kind::strides:
+        case jit::KernelParam::Kind::extent: {
           const std::vector<char>& bytes = prepared.extents[extent++];
           args.add_bytes(bytes.data(), bytes.size());
           break;
         }
       }
     }
-    cuda::launch(*prepared.kernel, device_, dim3(prepared.blocks), dim3(kBlock), args.pointers(),
-                 0);
+    cuda::launch(*prepared.kernel, device_, dim3(prepared.blocks), dim3(prepared.threads),
+                 args.pointers(), 0);
   }
 
   const Program& p_;
@@ -241,7 +262,7 @@ class Runner {
 
 bool runs_on_gpu(const Schedule& s) {
   return std::all_of(s.steps.begin(), s.steps.end(),
-                     [](const Step& step) { return step.kind == StepKind::fused; });
+                     [](const Step& step) { return step.kind != StepKind::gemm; });
 }
 
 std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,

@@ -11,8 +11,8 @@
 
 namespace nf::cuda {
 
-// Whether every step of `s` has a GPU kernel yet (fused elementwise steps do;
-// reductions and products run on the host until their kernels exist).
+// Whether every step of `s` has a GPU kernel yet (fused and reduction steps
+// do; matrix products run on the host until theirs exist).
 bool runs_on_gpu(const Schedule& s);
 
 // Everything about a schedule's launches that does not change between runs

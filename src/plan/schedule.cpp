@@ -28,11 +28,16 @@ bool fusable(const Node& n) {
   }
 }
 
+bool is_reduction(const Node& n) {
+  return op_kind(n.op) == OpKind::reduction;
+}
+
 class Planner {
  public:
   Planner(const Program& p, const ScheduleOptions& o) : p_(p), o_(o) {
     const std::size_t n = p_.nodes.size();
     mem_.assign(n, false);
+    opaque_.assign(n, false);
     plan_.home.assign(n, Schedule::Home::none);
     plan_.root_of.assign(n, -1);
     for (std::size_t r = 0; r < p_.roots.size(); ++r) {
@@ -43,6 +48,7 @@ class Planner {
 
   Schedule run() {
     decide_memory();
+    group_reductions();
     limit_kernel_size();
     make_steps();
     merge_steps();
@@ -53,6 +59,25 @@ class Planner {
   const Node& node(int i) const { return *p_.nodes[i]; }
   const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
 
+  // The shape reduction node r reads, and the shape it produces.
+  const Shape& domain_of(int r) const { return node(inputs(r)[0]).shape; }
+  bool same_reduction(int a, int b) const {
+    return domain_of(a) == domain_of(b) && node(a).axes == node(b).axes;
+  }
+
+  // Whether a step computing another node computes node i too rather than
+  // reading it. A root is recomputed rather than read back, so that the
+  // statements of one nf::eval can share a kernel.
+  bool inlined(int i) const {
+    if (!mem_[i]) return true;
+    return o_.fuse && !opaque_[i] && plan_.root_of[i] >= 0 &&
+           (fusable(node(i)) || is_reduction(node(i)));
+  }
+  void keep_in_memory(int i) {
+    mem_[i] = true;
+    opaque_[i] = true;
+  }
+
   // Pass 1: which values must exist in memory.
   void decide_memory() {
     const int n = int(p_.nodes.size());
@@ -60,9 +85,8 @@ class Planner {
     for (int i = 0; i < n; ++i) {
       const Node& nd = node(i);
       const OpKind k = op_kind(nd.op);
-      if (k == OpKind::leaf || k == OpKind::reduction || k == OpKind::gemm) mem_[i] = true;
-      if (k == OpKind::reduction || k == OpKind::gemm || nd.op == OpId::reshape ||
-          nd.op == OpId::permute) {
+      if (k == OpKind::leaf || k == OpKind::gemm) mem_[i] = true;
+      if (k == OpKind::gemm || nd.op == OpId::reshape || nd.op == OpId::permute) {
         for (int in : inputs(i)) mem_[in] = true;
         if (k == OpKind::view) mem_[i] = true;
       }
@@ -75,6 +99,57 @@ class Planner {
       for (int in : inputs(i)) {
         if (is_generator(op_kind(node(in).op)) && node(in).shape != node(i).shape) mem_[in] = true;
       }
+    }
+  }
+
+  // Pass 2: a kernel holds the reductions of one domain and axes. Each node
+  // learns which reduction its value depends on within a kernel (`ctx`, a
+  // reduction's index, or -1); where two kinds meet, or a consumer of a
+  // reduced value is neither over the domain nor over the reduced shape, the
+  // value crosses to the next kernel through memory.
+  void group_reductions() {
+    const int n = int(p_.nodes.size());
+    std::vector<int> ctx(n, -1);
+    auto seen = [&](int j) { return inlined(j) ? ctx[j] : -1; };
+    for (int i = 0; i < n; ++i) {
+      const Node& nd = node(i);
+      if (is_reduction(nd)) {
+        const int x = inputs(i)[0];
+        if (seen(x) >= 0 && !same_reduction(seen(x), i)) keep_in_memory(x);
+        ctx[i] = i;
+        continue;
+      }
+      if (!fusable(nd)) continue;
+      int c = -1;
+      for (int j : inputs(i)) {
+        const int cj = seen(j);
+        if (cj < 0) continue;
+        if (c < 0) {
+          c = cj;
+        } else if (!same_reduction(c, cj)) {
+          keep_in_memory(j);
+        }
+      }
+      if (c >= 0 && nd.shape != domain_of(c) && nd.shape != node(c).shape) {
+        for (int j : inputs(i)) {
+          if (seen(j) >= 0) keep_in_memory(j);
+        }
+        c = -1;
+      }
+      ctx[i] = c;
+    }
+    // Generators index themselves by their own shape, which a reduction
+    // kernel's coordinates do not follow: they run in kernels of their own.
+    std::vector<bool> in_reduction(n, false);
+    for (int i = n; i-- > 0;) {
+      if (ctx[i] >= 0) in_reduction[i] = true;
+      if (!in_reduction[i]) continue;
+      for (int j : inputs(i)) {
+        if (inlined(j)) in_reduction[j] = true;
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      if (in_reduction[i] && is_generator(op_kind(node(i).op))) keep_in_memory(i);
     }
   }
 
@@ -116,7 +191,7 @@ class Planner {
     return false;  // aliases: permutes and broadcasts are not, reshapes of them neither
   }
 
-  // Pass 2: a step per value in memory, inputs first.
+  // Pass 3: a step per value in memory, inputs first.
   void make_steps() {
     const int n = int(p_.nodes.size());
     for (int i = 0; i < n; ++i) {
@@ -130,30 +205,28 @@ class Planner {
         // A view of memory; a broadcast of a computed value (full's constant)
         // is computed by a kernel instead.
         plan_.home[i] = Schedule::Home::alias;
-      } else if (k == OpKind::reduction || k == OpKind::gemm) {
+      } else if (k == OpKind::gemm) {
         plan_.home[i] = Schedule::Home::step;
-        steps_add({k == OpKind::gemm ? StepKind::gemm : StepKind::reduction,
-                   nd.shape,
-                   {i},
-                   inputs(i),
-                   {i}});
+        steps_add({StepKind::gemm, nd.shape, {i}, inputs(i), {i}, {}});
       } else {
         plan_.home[i] = Schedule::Home::step;
-        steps_add(fused_step(i));
+        steps_add(cone_step(i));
       }
     }
     // Roots that already live in memory are copied into their outputs.
     for (int r : p_.roots) {
       if (plan_.home[r] == Schedule::Home::leaf || plan_.home[r] == Schedule::Home::alias) {
         if (!copied_.insert(r).second) continue;
-        steps_add({StepKind::fused, node(r).shape, {}, {r}, {r}});
+        steps_add({StepKind::fused, node(r).shape, {}, {r}, {r}, {}});
       }
     }
   }
 
-  // The fused cone below node `out`: every fusable ancestor not in memory.
-  Step fused_step(int out) {
-    Step s{StepKind::fused, node(out).shape, {}, {}, {out}};
+  // The cone below node `out`: every node the kernel computing it computes
+  // too. With a reduction in it, the kernel iterates over that reduction's
+  // domain.
+  Step cone_step(int out) {
+    Step s{StepKind::fused, node(out).shape, {}, {}, {out}, {}};
     std::vector<int> order;
     std::vector<std::pair<int, bool>> stack{{out, false}};
     std::unordered_set<int> seen;
@@ -165,12 +238,14 @@ class Planner {
         continue;
       }
       if (!seen.insert(i).second) continue;
-      // A fusable root is recomputed rather than read back, so that the
-      // statements of one nf::eval can share a kernel.
-      const bool inline_root = plan_.root_of[i] >= 0 && fusable(node(i));
-      if (i != out && mem_[i] && !inline_root) {
+      if (i != out && !inlined(i)) {
         s.reads.push_back(i);
         continue;
+      }
+      if (is_reduction(node(i)) && s.kind != StepKind::reduction) {
+        s.kind = StepKind::reduction;
+        s.domain = domain_of(i);
+        s.axes = node(i).axes;
       }
       stack.push_back({i, true});
       const auto& ins = inputs(i);
@@ -186,9 +261,16 @@ class Planner {
 
   void steps_add(Step s) { plan_.steps.push_back(std::move(s)); }
 
-  // Fused steps over the same domain share a kernel when the later one reads
+  // Two steps can share a kernel when both iterate over the same domain: a
+  // fused step's elements are a reduction step's elements.
+  static bool same_iteration(const Step& t, const Step& s) {
+    if (t.kind == StepKind::gemm || s.kind == StepKind::gemm || t.domain != s.domain) return false;
+    return t.kind != StepKind::reduction || s.kind != StepKind::reduction || t.axes == s.axes;
+  }
+
+  // Steps over the same domain share a kernel when the later one reads
   // nothing written at or after the earlier one (the Adam update: three
-  // outputs, one pass).
+  // outputs, one pass; mean and var of the same rows: one pass).
   void merge_steps() {
     if (!o_.fuse) return;
     std::vector<Step> out;
@@ -197,8 +279,7 @@ class Planner {
       for (std::size_t a = out.size(); a-- > 0 && !merged;) {
         if (reads_any_written(s, out, a)) break;
         Step& t = out[a];
-        if (t.kind != StepKind::fused || s.kind != StepKind::fused || t.domain != s.domain ||
-            t.nodes.empty() || s.nodes.empty() ||
+        if (!same_iteration(t, s) || t.nodes.empty() || s.nodes.empty() ||
             int(t.reads.size() + t.writes.size() + s.reads.size() + s.writes.size()) >
                 o_.max_operands) {
           continue;
@@ -229,12 +310,17 @@ class Planner {
     unite(t.nodes, s.nodes);
     unite(t.reads, s.reads);
     unite(t.writes, s.writes);
+    if (s.kind == StepKind::reduction) {
+      t.kind = StepKind::reduction;
+      t.axes = s.axes;
+    }
   }
 
   const Program& p_;
   ScheduleOptions o_;
   Schedule plan_;
   std::vector<bool> mem_;
+  std::vector<bool> opaque_;  // in memory and read from there, root or not
   std::unordered_set<int> copied_;
 };
 

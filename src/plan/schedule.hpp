@@ -13,16 +13,20 @@ namespace nf {
 
 enum class StepKind : std::uint8_t {
   fused,      // elementwise nodes over one domain, one kernel, one or more outputs
-  reduction,  // one reduction node reading its input from memory
+  reduction,  // reductions over the same axes of one domain with their elementwise
+              // producers and the consumers that broadcast them back: one kernel
   gemm,       // one matmul node reading both operands from memory
 };
 
 struct Step {
   StepKind kind;
-  Shape domain;             // the iteration space: the outputs' shape
+  // The iteration space: the outputs' shape; for a reduction step the shape
+  // its reductions read, whose `axes` they reduce.
+  Shape domain;
   std::vector<int> nodes;   // program nodes the step computes, inputs first
-  std::vector<int> reads;   // nodes it reads from memory, in first-use order
+  std::vector<int> reads;   // nodes it reads from memory, in program order
   std::vector<int> writes;  // nodes it writes to memory
+  std::vector<int> axes;    // reduction steps: the reduced axes of `domain`
 };
 
 struct ScheduleOptions {

@@ -1,0 +1,702 @@
+#include "codegen/reduce_codegen.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "codegen/expressions.hpp"
+#include "compile/runtime_source.hpp"
+#include "numfuse/errors.hpp"
+
+namespace nf::jit {
+namespace {
+
+const char* along_name(Along a) {
+  switch (a) {
+    case Along::none:
+      return "none";
+    case Along::unit:
+      return "unit";
+    case Along::strided:
+      return "strided";
+    default:
+      return "general";
+  }
+}
+
+// What a reduction accumulates over an output's elements. Reductions made of
+// two passes (var, std, logsumexp) accumulate two terms, the second around
+// the first's result.
+enum class TermKind : std::uint8_t {
+  sum,
+  prod,
+  min,
+  max,
+  any,
+  all,
+  argmin,
+  argmax,
+  squared_deviation,  // sum of (x - centre)^2
+  exp_deviation,      // sum of exp(x - centre)
+};
+
+struct Term {
+  TermKind kind;
+  int input;               // the node whose elements it accumulates
+  int round;               // the pass that accumulates it, from 1
+  std::string centre;      // deviations: the per-output value they are taken from
+  std::string name;        // its accumulator
+  bool mean_used = false;  // whether a deviation is taken from the mean of this sum
+};
+
+const char* combine_op(TermKind k) {
+  switch (k) {
+    case TermKind::prod:
+      return "nf_prod_op()";
+    case TermKind::min:
+      return "nf_min_op()";
+    case TermKind::max:
+      return "nf_max_op()";
+    case TermKind::any:
+      return "nf_any_op()";
+    case TermKind::all:
+      return "nf_all_op()";
+    case TermKind::argmin:
+      return "nf_arg_op<false>()";
+    case TermKind::argmax:
+      return "nf_arg_op<true>()";
+    default:
+      return "nf_sum_op()";
+  }
+}
+
+class Generator {
+ public:
+  explicit Generator(const ReduceSpec& spec) : s_(spec), p_(*spec.program), step_(*spec.step) {}
+
+  GeneratedKernel run(bool with_source) {
+    name_values();
+    classify();
+    plan_terms();
+    k_.signature = signature();
+    k_.name = kernel_name("reduce", k_.signature);
+    k_.threads = s_.tr * s_.to;
+    k_.blocks = (numel(s_.kept) + s_.to - 1) / s_.to;
+    const std::string text = kernel_text();  // also lists the parameters
+    if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
+    return std::move(k_);
+  }
+
+ private:
+  const Node& node(int i) const { return *p_.nodes[i]; }
+  const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
+  bool is_read(int i) const { return reads_.count(i) != 0; }
+  const ReduceOperand& read_of(int i) const { return s_.reads[reads_.at(i)]; }
+
+  // Canonical names, as in fused kernels: aJ for the J-th array read, tK for
+  // computed values, sM for scalar parameters, pK for accumulators.
+  void name_values() {
+    for (std::size_t j = 0; j < step_.reads.size(); ++j) {
+      reads_[step_.reads[j]] = int(j);
+      names_[step_.reads[j]] = "a" + std::to_string(j);
+    }
+    int t = 0;
+    for (int i : step_.nodes) {
+      if (is_read(i)) continue;
+      names_[i] = "t" + std::to_string(t++);
+      const OpKind k = op_kind(node(i).op);
+      if (k == OpKind::constant) scalars_[i] = "s" + std::to_string(scalars_.size());
+      if (k == OpKind::random || k == OpKind::iota) {
+        throw InternalError("codegen: a generator in a reduction kernel");
+      }
+    }
+  }
+
+  // A value is per output (a row value) when it does not vary along the
+  // reduced dims: reads that do not, constants, reductions, and what is
+  // computed from those alone. The rest is per element.
+  void classify() {
+    for (int i : step_.reads) per_output_[i] = read_of(i).along == Along::none;
+    for (int i : step_.nodes) {
+      if (is_read(i)) continue;
+      const OpKind k = op_kind(node(i).op);
+      bool row = k == OpKind::constant || k == OpKind::reduction;
+      if (!row) {
+        row = std::all_of(inputs(i).begin(), inputs(i).end(),
+                          [&](int j) { return per_output_.at(j); });
+      }
+      per_output_[i] = row;
+    }
+  }
+
+  int term(TermKind kind, int input, int round, const std::string& centre = "") {
+    for (std::size_t t = 0; t < terms_.size(); ++t) {
+      const Term& x = terms_[t];
+      if (x.kind == kind && x.input == input && x.round == round && x.centre == centre) {
+        return int(t);
+      }
+    }
+    terms_.push_back({kind, input, round, centre, "p" + std::to_string(terms_.size())});
+    return int(terms_.size() - 1);
+  }
+
+  // Which pass accumulates each reduction: the first after every reduction
+  // its input depends on. Two reductions of the same values share terms
+  // (mean and var of the same rows: one sum).
+  void plan_terms() {
+    for (int i : step_.reads) ready_[i] = 0;
+    for (int i : step_.nodes) {
+      if (is_read(i)) continue;
+      const Node& n = node(i);
+      int ready = 0;
+      for (int j : inputs(i)) ready = std::max(ready, ready_.at(j));
+      if (op_kind(n.op) != OpKind::reduction) {
+        ready_[i] = ready;
+        continue;
+      }
+      const int x = inputs(i)[0], first = ready + 1;
+      int last = first;
+      switch (n.op) {
+        case OpId::sum:
+        case OpId::mean:
+          result_[i] = {term(TermKind::sum, x, first)};
+          break;
+        case OpId::prod:
+          result_[i] = {term(TermKind::prod, x, first)};
+          break;
+        case OpId::min:
+          result_[i] = {term(TermKind::min, x, first)};
+          break;
+        case OpId::max:
+          result_[i] = {term(TermKind::max, x, first)};
+          break;
+        case OpId::any:
+          result_[i] = {term(TermKind::any, x, first)};
+          break;
+        case OpId::all:
+          result_[i] = {term(TermKind::all, x, first)};
+          break;
+        case OpId::argmin:
+          result_[i] = {term(TermKind::argmin, x, first)};
+          break;
+        case OpId::argmax:
+          result_[i] = {term(TermKind::argmax, x, first)};
+          break;
+        case OpId::var:
+        case OpId::std: {
+          const int s = term(TermKind::sum, x, first);
+          terms_[s].mean_used = true;
+          const std::string mean = "m" + terms_[s].name.substr(1);
+          result_[i] = {s, term(TermKind::squared_deviation, x, first + 1, mean)};
+          last = first + 1;
+          break;
+        }
+        case OpId::logsumexp: {
+          const int m = term(TermKind::max, x, first);
+          result_[i] = {m, term(TermKind::exp_deviation, x, first + 1, terms_[m].name)};
+          last = first + 1;
+          break;
+        }
+        default:
+          throw InternalError("codegen: no reduction kernel for " + std::string(op_name(n.op)));
+      }
+      ready_[i] = last;
+      rounds_ = std::max(rounds_, last);
+    }
+  }
+
+  std::string signature() const {
+    std::string sig = std::string("reduce;idx") + (s_.index64 ? "64" : "32") +
+                      (s_.columns ? ";columns" : ";rows") + ";tr" + std::to_string(s_.tr) + ";to" +
+                      std::to_string(s_.to) + ";per" + std::to_string(s_.per) + ";vec" +
+                      std::to_string(s_.vec) + ";kept" + std::to_string(s_.kept.size()) + ";red" +
+                      std::to_string(s_.reduced.size()) + ";in";
+    for (const auto& o : s_.reads)
+      sig += std::string(":") + std::string(name(o.dtype)) + "/" + along_name(o.along);
+    sig += ";out";
+    for (const auto& o : s_.writes)
+      sig += std::string(":") + std::string(name(o.dtype)) + "/" + along_name(o.along);
+    for (int i : step_.nodes) {
+      if (is_read(i)) continue;
+      const Node& n = node(i);
+      sig +=
+          ";" + names_.at(i) + "=" + std::string(op_name(n.op)) + "." + std::string(name(n.dtype));
+      for (int in : inputs(i)) sig += "," + names_.at(in);
+      if (n.op == OpId::var || n.op == OpId::std) sig += "~" + std::to_string(n.ivalue);
+    }
+    sig += ";write";
+    for (int w : step_.writes) sig += ":" + names_.at(w);
+    return sig;
+  }
+
+  std::string ctype(int i) const { return compute_ctype(node(i).dtype); }
+  std::string idx() const { return s_.index64 ? "long long" : "int"; }
+  std::string vec_type(DType t) const {
+    return "nf_vec<" + std::string(storage_ctype(t)) + ", " + std::to_string(s_.vec) + ">";
+  }
+
+  // Operand j of the kernel: reads first, then writes.
+  const ReduceOperand& operand(int j) const {
+    return j < int(s_.reads.size()) ? s_.reads[j] : s_.writes[j - s_.reads.size()];
+  }
+  std::string operand_name(int j) const {
+    const int reads = int(s_.reads.size());
+    return j < reads ? "in" + std::to_string(j) : "out" + std::to_string(j - reads);
+  }
+  // Offset of operand j's element at the output's start, and within it at r.
+  std::string base(int j) const { return s_.kept.empty() ? "0" : "b_" + operand_name(j); }
+  std::string within(int j, const std::string& r) const {
+    const ReduceOperand& o = operand(j);
+    switch (o.along) {
+      case Along::none:
+        return "0";
+      case Along::unit:
+        return r;
+      case Along::strided:
+        return r + " * rst_" + operand_name(j);
+      default: {
+        std::string e;
+        for (std::size_t d = 0; d < s_.reduced.size(); ++d) {
+          e += (d ? " + " : "") + std::string("x") + std::to_string(d) + " * rst_" +
+               operand_name(j) + ".d[" + std::to_string(d) + "]";
+        }
+        return "(" + e + ")";
+      }
+    }
+  }
+  std::string element(int j, const std::string& r) const {
+    return operand_name(j) + "[" + base(j) + " + " + within(j, r) + "]";
+  }
+  bool any_general() const {
+    for (int j = 0; j < int(s_.reads.size() + s_.writes.size()); ++j) {
+      if (operand(j).along == Along::general) return true;
+    }
+    return false;
+  }
+
+  // The element values (not per output) that computing `targets` needs, in
+  // program order, and the reads among them.
+  std::vector<int> element_closure(const std::vector<int>& targets) const {
+    std::vector<int> out, stack(targets);
+    std::map<int, bool> seen;
+    while (!stack.empty()) {
+      const int i = stack.back();
+      stack.pop_back();
+      if (per_output_.at(i) || seen[i]) continue;
+      seen[i] = true;
+      out.push_back(i);
+      if (is_read(i)) continue;
+      for (int j : inputs(i)) stack.push_back(j);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // The coordinates x0, x1, ... of reduced index r, where an operand needs them.
+  std::string reduced_coordinates(const std::string& ind) const {
+    if (!any_general()) return "";
+    std::string b = ind + "nf_idx q = r;\n";
+    for (int d = int(s_.reduced.size()) - 1; d > 0; --d) {
+      const std::string D = std::to_string(d);
+      b += ind + "const nf_idx x" + D + " = q % red.d[" + D + "];\n";
+      b += ind + "q /= red.d[" + D + "];\n";
+    }
+    return b + ind + "const nf_idx x0 = q;\n";
+  }
+
+  // Statements computing `values` (an element closure) at element r. Held
+  // reads come from registers; `addressed`: some operand is addressed at r.
+  std::string element_values(const std::vector<int>& values, const std::string& ind, bool held,
+                             bool addressed) const {
+    std::string b = addressed ? reduced_coordinates(ind) : "";
+    const std::string e = s_.vec > 1 ? "e" : "0";
+    for (int i : values) {
+      if (!is_read(i)) continue;
+      const int j = reads_.at(i);
+      const std::string J = std::to_string(j);
+      const std::string ref = held         ? "v_in" + J + "[k].v[" + e + "]"
+                              : s_.vec > 1 ? "w_in" + J + ".v[e]"
+                                           : element(j, "r");
+      b += ind + "const " + ctype(i) + " a" + J + " = " + load_expr(s_.reads[j].dtype, ref) + ";\n";
+    }
+    for (int i : values) {
+      if (!is_read(i))
+        b += ind + "const " + ctype(i) + " " + names_.at(i) + " = " + expr(i) + ";\n";
+    }
+    return b;
+  }
+
+  std::string expr(int i) const {
+    std::vector<std::string> in;
+    for (int j : inputs(i)) in.push_back(names_.at(j));
+    const auto param = scalars_.find(i);
+    return node_expr(node(i), in, param == scalars_.end() ? "" : param->second, "");
+  }
+
+  // A pass over every element of the thread's outputs: `body` at element r.
+  // Held rows come from registers; otherwise each pass reads memory again,
+  // whole vectors at a time where rows are contiguous. `stores`: the body
+  // writes elements (vector_writes: as whole vectors, after the group).
+  std::string element_pass(const std::vector<int>& values, const std::string& body, bool stores,
+                           const std::vector<int>& vector_writes) const {
+    const std::string V = std::to_string(s_.vec), TR = std::to_string(s_.tr);
+    const bool held = s_.per > 0, vec = s_.vec > 1;
+    std::string b;
+    if (held) {
+      b += "#pragma unroll\n  for (int k = 0; k < " + std::to_string(s_.per) + "; ++k) {\n";
+      b += "    const nf_idx g = tr + (nf_idx)k * " + TR + ";\n";
+    } else {
+      b += "  for (nf_idx g = tr; live && g < groups; g += " + TR + ") {\n";
+      for (int i : values) {
+        if (!vec || !is_read(i)) continue;
+        const int j = reads_.at(i);
+        const std::string vt = vec_type(s_.reads[j].dtype);
+        b += "    const " + vt + " w_in" + std::to_string(j) + " = *(const " + vt + "*)(in" +
+             std::to_string(j) + " + " + base(j) + " + g * " + V + ");\n";
+      }
+    }
+    for (int w : vector_writes) {
+      b += "    " + vec_type(s_.writes[w].dtype) + " w_out" + std::to_string(w) + ";\n";
+    }
+    std::string ind = "    ";
+    if (vec) {
+      b += "#pragma unroll\n    for (int e = 0; e < " + V + "; ++e) {\n";
+      b += "      const nf_idx r = g * " + V + " + e;\n";
+      ind += "  ";
+    } else {
+      b += "    const nf_idx r = g;\n";
+    }
+    if (held) {
+      b += ind + "if (live && r < n) {\n";
+      ind += "  ";
+    }
+    b += element_values(values, ind, held, !held || stores);
+    for (std::size_t at = 0; at < body.size();) {
+      const std::size_t end = body.find('\n', at);
+      b += ind + body.substr(at, end - at) + "\n";
+      at = end + 1;
+    }
+    if (held) b += ind.substr(2) + "}\n";
+    if (vec) b += "    }\n";
+    for (int w : vector_writes) {
+      const int j = int(s_.reads.size()) + w;
+      b += std::string("    ") + (held ? "if (live && g < groups) " : "") + "*(" +
+           vec_type(s_.writes[w].dtype) + "*)(out" + std::to_string(w) + " + " + base(j) +
+           " + g * " + V + ") = w_out" + std::to_string(w) + ";\n";
+    }
+    return b + "  }\n";
+  }
+
+  std::string acc_type(const Term& t) const {
+    const std::string a = ctype(t.input);
+    if (t.kind == TermKind::argmin || t.kind == TermKind::argmax) return "nf_arg<" + a + ">";
+    return a;
+  }
+  std::string identity(const Term& t) const {
+    const std::string a = ctype(t.input);
+    switch (t.kind) {
+      case TermKind::prod:
+        return "(" + a + ")1";
+      case TermKind::min:
+        return "nf_range<" + a + ">::highest()";
+      case TermKind::max:
+        return "nf_range<" + a + ">::lowest()";
+      case TermKind::any:
+        return "false";
+      case TermKind::all:
+        return "true";
+      case TermKind::argmin:
+      case TermKind::argmax:
+        return "nf_arg<" + a + ">{(" + a + ")0, -1}";
+      default:
+        return "(" + a + ")0";
+    }
+  }
+  std::string accumulate(const Term& t) const {
+    const std::string p = t.name, x = names_.at(t.input), a = ctype(t.input);
+    switch (t.kind) {
+      case TermKind::sum:
+        return p + " = nf_add(" + p + ", " + x + ");";
+      case TermKind::prod:
+        return p + " = nf_multiply(" + p + ", " + x + ");";
+      case TermKind::min:
+        return p + " = nf_minimum(" + p + ", " + x + ");";
+      case TermKind::max:
+        return p + " = nf_maximum(" + p + ", " + x + ");";
+      case TermKind::any:
+        return p + " = " + p + " || " + x + ";";
+      case TermKind::all:
+        return p + " = " + p + " && " + x + ";";
+      case TermKind::argmin:
+      case TermKind::argmax:
+        return p + " = " + combine_op(t.kind) + "(" + p + ", nf_arg<" + a + ">{" + x +
+               ", (long long)r});";
+      case TermKind::squared_deviation:
+        return p + " = nf_add(" + p + ", nf_square(nf_subtract(" + x + ", " + t.centre + ")));";
+      case TermKind::exp_deviation:
+        return p + " = nf_add(" + p + ", nf_exp(nf_subtract(" + x + ", " + t.centre + ")));";
+    }
+    return "";
+  }
+
+  // The result of reduction i from its terms.
+  std::string finish(int i) const {
+    const Node& n = node(i);
+    const std::vector<int>& t = result_.at(i);
+    const std::string a = ctype(inputs(i)[0]), p = terms_[t[0]].name;
+    std::string v;
+    switch (n.op) {
+      case OpId::mean:
+        v = "m" + p.substr(1);
+        break;
+      case OpId::var:
+      case OpId::std: {
+        const std::string ddof = std::to_string(n.ivalue);
+        v = terms_[t[1]].name + " / (" + a + ")(n > " + ddof + " ? n - " + ddof + " : 0)";
+        if (n.op == OpId::std) v = "nf_sqrt(" + v + ")";
+        break;
+      }
+      case OpId::logsumexp:
+        v = "nf_logsumexp_finish(" + p + ", " + terms_[t[1]].name + ")";
+        break;
+      case OpId::argmin:
+      case OpId::argmax:
+        v = p + ".index";
+        break;
+      default:
+        v = p;
+    }
+    return "nf_convert<" + ctype(i) + ">(" + v + ")";
+  }
+
+  // After pass `round`: the per-output values it makes available.
+  std::string per_output_values(int round) const {
+    std::string b;
+    for (int i : step_.nodes) {
+      if (is_read(i) || !per_output_.at(i) || ready_.at(i) != round) continue;
+      const std::string v = op_kind(node(i).op) == OpKind::reduction ? finish(i) : expr(i);
+      b += "  const " + ctype(i) + " " + names_.at(i) + " = " + v + ";\n";
+    }
+    return b;
+  }
+
+  std::string pass(int round) const {
+    std::string b = "  // pass " + std::to_string(round) + "\n";
+    std::vector<int> targets;
+    std::string body;
+    for (const Term& t : terms_) {
+      if (t.round != round) continue;
+      b += "  " + acc_type(t) + " " + t.name + " = " + identity(t) + ";\n";
+      targets.push_back(t.input);
+      body += accumulate(t) + "\n";
+    }
+    b += element_pass(element_closure(targets), body, false, {});
+    for (const Term& t : terms_) {
+      if (t.round != round) continue;
+      b += "  " + t.name + " = " +
+           (s_.columns
+                ? "nf_column_allreduce<" + std::to_string(s_.to) + ", " + std::to_string(s_.tr)
+                : "nf_row_allreduce<" + std::to_string(s_.tr)) +
+           ">(" + t.name + ", " + combine_op(t.kind) + ", nf_smem);\n";
+      if (t.mean_used) {
+        const std::string a = ctype(t.input);
+        b += "  const " + a + " m" + t.name.substr(1) + " = " + t.name + " / (" + a + ")n;\n";
+      }
+    }
+    return b;
+  }
+
+  // The last pass: element outputs, then per-output ones.
+  std::string store_pass() const {
+    std::string b;
+    std::vector<int> targets, vector_writes;
+    std::string body;
+    for (std::size_t w = 0; w < step_.writes.size(); ++w) {
+      const int j = int(s_.reads.size() + w);
+      if (s_.writes[w].along == Along::none) continue;
+      const int i = step_.writes[w];
+      targets.push_back(i);
+      const std::string value = store_expr(s_.writes[w].dtype, names_.at(i));
+      if (s_.vec > 1) {
+        vector_writes.push_back(int(w));
+        body += "w_out" + std::to_string(w) + ".v[e] = " + value + ";\n";
+      } else {
+        body += element(j, "r") + " = " + value + ";\n";
+      }
+    }
+    if (!targets.empty()) {
+      b += "  // outputs per element\n" +
+           element_pass(element_closure(targets), body, true, vector_writes);
+    }
+    std::string rows;
+    for (std::size_t w = 0; w < step_.writes.size(); ++w) {
+      if (s_.writes[w].along != Along::none) continue;
+      const int j = int(s_.reads.size() + w);
+      rows += "    out" + std::to_string(w) + "[" + base(j) +
+              "] = " + store_expr(s_.writes[w].dtype, names_.at(step_.writes[w])) + ";\n";
+    }
+    if (!rows.empty())
+      b += "  // outputs per output element\n  if (live && tr == 0) {\n" + rows + "  }\n";
+    return b;
+  }
+
+  // Parameters: outputs, inputs, scalars, then sizes and strides.
+  std::string parameters() {
+    std::string params;
+    auto add = [&](const std::string& decl) {
+      params += (params.empty() ? "    " : ",\n    ") + decl;
+    };
+    // Sizes and strides, passed as one nf_idx or as an nf_dims array.
+    auto extent = [&](const std::string& nm, const Strides& values, bool array) {
+      const std::string t =
+          array ? "nf_dims<nf_idx, " + std::to_string(values.size()) + ">" : "nf_idx";
+      add("const " + t + " " + nm);
+      k_.params.push_back({KernelParam::Kind::extent, int(k_.extents.size())});
+      k_.extents.push_back(values);
+    };
+    for (std::size_t j = 0; j < s_.writes.size(); ++j) {
+      add(std::string(storage_ctype(s_.writes[j].dtype)) + "* __restrict__ out" +
+          std::to_string(j));
+      k_.params.push_back({KernelParam::Kind::output, int(j), s_.writes[j].dtype});
+    }
+    for (std::size_t j = 0; j < s_.reads.size(); ++j) {
+      add("const " + std::string(storage_ctype(s_.reads[j].dtype)) + "* __restrict__ in" +
+          std::to_string(j));
+      k_.params.push_back({KernelParam::Kind::input, int(j), s_.reads[j].dtype});
+    }
+    for (const auto& [i, nm] : scalars_) {
+      add("const " + ctype(i) + " " + nm);
+      k_.params.push_back({KernelParam::Kind::scalar, i, node(i).dtype});
+    }
+    extent("rows", {numel(s_.kept)}, false);
+    extent("n", {numel(s_.reduced)}, false);
+    if (s_.kept.size() > 1) extent("kept", s_.kept, true);
+    if (any_general()) extent("red", s_.reduced, true);
+    for (int j = 0; j < int(s_.reads.size() + s_.writes.size()); ++j) {
+      const ReduceOperand& o = operand(j);
+      if (!s_.kept.empty()) extent("kst_" + operand_name(j), o.kept, true);
+      if (o.along == Along::strided || o.along == Along::general) {
+        extent("rst_" + operand_name(j), o.reduced, o.along == Along::general);
+      }
+    }
+    return params;
+  }
+
+  // Each operand's offset at the start of the thread's output.
+  std::string output_bases() const {
+    if (s_.kept.empty()) return "";
+    std::string b;
+    const int kr = int(s_.kept.size());
+    if (kr == 1) {
+      b += "  const nf_idx k0 = o;\n";
+    } else {
+      b += "  nf_idx rest = o;\n";
+      for (int d = kr - 1; d > 0; --d) {
+        const std::string D = std::to_string(d);
+        b +=
+            "  const nf_idx k" + D + " = rest % kept.d[" + D + "];\n  rest /= kept.d[" + D + "];\n";
+      }
+      b += "  const nf_idx k0 = rest;\n";
+    }
+    for (int j = 0; j < int(s_.reads.size() + s_.writes.size()); ++j) {
+      std::string e;
+      for (int d = 0; d < kr; ++d) {
+        e += (d ? " + " : "") + std::string("k") + std::to_string(d) + " * kst_" + operand_name(j) +
+             ".d[" + std::to_string(d) + "]";
+      }
+      b += "  const nf_idx b_" + operand_name(j) + " = " + e + ";\n";
+    }
+    return b;
+  }
+
+  std::string kernel_text() {
+    const std::string TR = std::to_string(s_.tr), TO = std::to_string(s_.to);
+    std::string src =
+        "// numfuse reduction kernel " + k_.name + "\n// signature: " + k_.signature + "\n";
+    src += "//\n// Each output element (a row, or a column) is reduced by " + TR +
+           " threads; a block\n// takes " + TO + " outputs. ";
+    src += s_.per > 0 ? "A thread holds its " + std::to_string(s_.per) + " group(s) of " +
+                            std::to_string(s_.vec) + " element(s)\n// in registers across passes.\n"
+                      : "Each pass reads the elements from memory again.\n";
+    src += "typedef " + idx() + " nf_idx;\n\n";
+    const std::string params = parameters();
+    const int threads = s_.tr * s_.to;
+    const int slots = s_.columns ? threads : std::max(1, threads / 32);
+    src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " +
+           k_.name + "(\n" + params + ") {\n";
+    src +=
+        "  __shared__ __align__(16) unsigned char nf_smem[" + std::to_string(slots * 16) + "];\n";
+    if (s_.columns) {
+      src += "  const int tr = threadIdx.x / " + TO + ";\n";
+      src += "  const nf_idx o = (nf_idx)blockIdx.x * " + TO + " + threadIdx.x % " + TO + ";\n";
+    } else {
+      src += "  const int tr = threadIdx.x % " + TR + ";\n";
+      src += "  const nf_idx o = (nf_idx)blockIdx.x * " + TO + " + threadIdx.x / " + TR + ";\n";
+    }
+    src += "  const bool live = o < rows;\n";
+    src += s_.vec > 1 ? "  const nf_idx groups = n / " + std::to_string(s_.vec) + ";\n"
+                      : "  const nf_idx groups = n;\n";
+    src += output_bases();
+    for (int i : step_.reads) {
+      if (!per_output_.at(i)) continue;
+      const int j = reads_.at(i);
+      src += "  const " + ctype(i) + " " + names_.at(i) + " = live ? " +
+             load_expr(s_.reads[j].dtype, "in" + std::to_string(j) + "[" + base(j) + "]") + " : (" +
+             ctype(i) + ")0;\n";
+    }
+    src += per_output_values(0);
+    if (s_.per > 0) src += held_loads();
+    for (int round = 1; round <= rounds_; ++round) src += pass(round) + per_output_values(round);
+    return src + store_pass() + "}\n";
+  }
+
+  // Every element the thread reads, into registers, before any is used.
+  std::string held_loads() const {
+    const std::string V = std::to_string(s_.vec), P = std::to_string(s_.per);
+    std::string b = "  // the thread's elements, held in registers\n";
+    std::string loads;
+    for (std::size_t j = 0; j < s_.reads.size(); ++j) {
+      if (s_.reads[j].along == Along::none) continue;
+      const std::string J = std::to_string(j), vt = vec_type(s_.reads[j].dtype);
+      b += "  " + vt + " v_in" + J + "[" + P + "] = {};\n";
+      if (s_.vec > 1) {
+        loads += "      v_in" + J + "[k] = *(const " + vt + "*)(in" + J + " + " + base(int(j)) +
+                 " + g * " + V + ");\n";
+      } else {
+        loads += "      v_in" + J + "[k].v[0] = " + element(int(j), "r") + ";\n";
+      }
+    }
+    if (loads.empty()) return b;
+    b += "#pragma unroll\n  for (int k = 0; k < " + P + "; ++k) {\n";
+    b += "    const nf_idx g = tr + (nf_idx)k * " + std::to_string(s_.tr) + ";\n";
+    b += "    if (live && g < groups) {\n";
+    if (s_.vec == 1) {
+      b += "      const nf_idx r = g;\n" + reduced_coordinates("      ");
+    }
+    return b + loads + "    }\n  }\n";
+  }
+
+  const ReduceSpec& s_;
+  const Program& p_;
+  const Step& step_;
+  GeneratedKernel k_;
+  std::map<int, int> reads_;  // node -> index among the step's reads
+  std::map<int, std::string> names_;
+  std::map<int, std::string> scalars_;
+  std::map<int, bool> per_output_;
+  std::map<int, int> ready_;  // pass after which a per-output value exists (0: before any)
+  std::map<int, std::vector<int>> result_;  // reduction -> its terms
+  std::vector<Term> terms_;
+  int rounds_ = 0;
+};
+
+}  // namespace
+
+GeneratedKernel describe_reduce(const ReduceSpec& spec) {
+  return Generator(spec).run(false);
+}
+GeneratedKernel generate_reduce(const ReduceSpec& spec) {
+  return Generator(spec).run(true);
+}
+
+}  // namespace nf::jit

@@ -1,0 +1,17 @@
+// A reduction step of a plan -> readable CUDA source for one kernel: each
+// output's elements are loaded once (into registers where they fit), reduced
+// by the threads that share the output, and the consumers that broadcast the
+// results back over the domain are computed and written in the same pass.
+#pragma once
+
+#include "codegen/generated_kernel.hpp"
+#include "codegen/reduce_spec.hpp"
+
+namespace nf::jit {
+
+// Everything but the source: cheap enough for every launch.
+GeneratedKernel describe_reduce(const ReduceSpec& spec);
+// The kernel with its source, for compilation and inspection.
+GeneratedKernel generate_reduce(const ReduceSpec& spec);
+
+}  // namespace nf::jit

@@ -1,0 +1,138 @@
+#include "codegen/reduce_spec.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "codegen/fused_spec.hpp"
+#include "core/shape_util.hpp"
+
+namespace nf::jit {
+namespace {
+
+constexpr int kBlock = 256;  // threads of a block, unless one row needs more
+constexpr int kMaxRowThreads = 1024;
+constexpr int kGroupsPerThread = 4;  // aim: a few vector loads in flight per thread
+constexpr int kMaxHeld = 8;          // groups a thread holds in registers at most
+
+int pow2_at_least(std::int64_t v) {
+  int p = 1;
+  while (p < v && p < kMaxRowThreads) p *= 2;
+  return p;
+}
+
+bool reduced_axis(const std::vector<int>& axes, int d) {
+  return std::find(axes.begin(), axes.end(), d) != axes.end();
+}
+
+Along along_of(const Strides& reduced) {
+  const bool varies =
+      std::any_of(reduced.begin(), reduced.end(), [](std::int64_t s) { return s != 0; });
+  if (!varies) return Along::none;
+  if (reduced.size() > 1) return Along::general;
+  return reduced[0] == 1 ? Along::unit : Along::strided;
+}
+
+}  // namespace
+
+ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
+                            const std::vector<std::optional<Layout>>& layouts,
+                            const std::vector<Array>& outputs) {
+  ReduceSpec spec;
+  spec.program = &p;
+  spec.plan = &s;
+  spec.step = &step;
+  const Shape& domain = step.domain;
+  std::vector<Layout> all;
+  for (int r : step.reads) all.push_back(*layouts[r]);
+  for (int w : step.writes) all.push_back(write_layout(s, w, layouts, outputs));
+  std::vector<Strides> over;  // every operand's strides over the domain
+  for (const Layout& l : all) over.push_back(broadcast_strides(l.shape, l.strides, domain));
+
+  // Dims of length 1 drop out; neighbours of one kind merge where every
+  // operand steps through them as through one dim.
+  struct Dim {
+    std::int64_t size;
+    bool reduced;
+    std::vector<std::int64_t> strides;  // per operand
+  };
+  std::vector<Dim> dims;
+  for (int d = 0; d < int(domain.size()); ++d) {
+    if (domain[d] == 1) continue;
+    Dim dim{domain[d], reduced_axis(step.axes, d), {}};
+    for (const Strides& o : over) dim.strides.push_back(o[d]);
+    if (!dims.empty() && dims.back().reduced == dim.reduced) {
+      Dim& prev = dims.back();
+      bool mergeable = true;
+      for (std::size_t j = 0; j < over.size(); ++j) {
+        mergeable = mergeable && prev.strides[j] == dim.strides[j] * dim.size;
+      }
+      if (mergeable) {
+        prev.size *= dim.size;
+        prev.strides = dim.strides;
+        continue;
+      }
+    }
+    dims.push_back(std::move(dim));
+  }
+  for (std::size_t j = 0; j < all.size(); ++j) {
+    ReduceOperand o{all[j].dtype, Along::none, {}, {}};
+    for (const Dim& d : dims) (d.reduced ? o.reduced : o.kept).push_back(d.strides[j]);
+    o.along = along_of(o.reduced);
+    (j < step.reads.size() ? spec.reads : spec.writes).push_back(std::move(o));
+  }
+  for (const Dim& d : dims) (d.reduced ? spec.reduced : spec.kept).push_back(d.size);
+
+  constexpr std::int64_t kInt32Reach = std::int64_t(1) << 31;
+  spec.index64 = numel(domain) >= kInt32Reach;
+  for (const Layout& l : all) spec.index64 = spec.index64 || l.beyond_int32();
+
+  const std::int64_t n = numel(spec.reduced);
+  // The operand that decides the walk: the first one that varies along the
+  // reduced dims. Threads follow the smaller of its strides.
+  const ReduceOperand* lead = nullptr;
+  for (const auto* list : {&spec.reads, &spec.writes}) {
+    for (const ReduceOperand& o : *list) {
+      if (!lead && o.along != Along::none) lead = &o;
+    }
+  }
+  if (lead && !spec.kept.empty() && numel(spec.kept) > 1) {
+    spec.columns = std::llabs(lead->kept.back()) < std::llabs(lead->reduced.back());
+  }
+  if (spec.columns) {
+    spec.to = 32;
+    spec.tr = kBlock / spec.to;
+    const std::int64_t held = (n + spec.tr - 1) / spec.tr;
+    spec.per = held <= kMaxHeld ? int(std::max<std::int64_t>(held, 1)) : 0;
+    return spec;
+  }
+
+  // Rows: 16-byte vector loads where every varying operand lies contiguous
+  // along its rows and every row starts on a vector boundary.
+  std::size_t widest = 1;
+  bool contiguous_rows = true;
+  for (std::size_t j = 0; j < all.size(); ++j) {
+    const ReduceOperand& o =
+        j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
+    if (o.along == Along::none) continue;
+    contiguous_rows = contiguous_rows && o.along == Along::unit;
+    widest = std::max(widest, itemsize(all[j].dtype));
+  }
+  const std::int64_t width = std::int64_t(16 / widest);
+  bool aligned = contiguous_rows && n % width == 0;
+  for (std::size_t j = 0; j < all.size() && aligned; ++j) {
+    const ReduceOperand& o =
+        j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
+    if (o.along == Along::none) continue;
+    aligned = all[j].offset % width == 0;
+    for (std::int64_t k : o.kept) aligned = aligned && k % width == 0;
+  }
+  spec.vec = aligned ? int(width) : 1;
+  const std::int64_t groups = (n + spec.vec - 1) / spec.vec;
+  spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
+  spec.to = std::max(1, kBlock / spec.tr);
+  const std::int64_t held = (groups + spec.tr - 1) / spec.tr;
+  spec.per = held <= kMaxHeld ? int(std::max<std::int64_t>(held, 1)) : 0;
+  return spec;
+}
+
+}  // namespace nf::jit

@@ -1,0 +1,52 @@
+// How a reduction kernel walks its step's domain: the dims split into the
+// outputs' dims (kept) and the reduced dims, each merged where every operand
+// allows it, every operand's strides over both, and the launch shape, chosen
+// by shape.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "plan/memory_layout.hpp"
+#include "plan/schedule.hpp"
+
+namespace nf::jit {
+
+// How an operand varies along the reduced dims.
+enum class Along : std::uint8_t {
+  none,     // not at all: one value per output (a row's mean, a bias)
+  unit,     // one reduced dim with stride 1: each output's elements lie together
+  strided,  // one reduced dim with another stride
+  general,  // several reduced dims: coordinates from the reduced index
+};
+
+struct ReduceOperand {
+  DType dtype;
+  Along along;
+  Strides kept;     // over ReduceSpec::kept
+  Strides reduced;  // over ReduceSpec::reduced
+};
+
+struct ReduceSpec {
+  const Program* program = nullptr;
+  const Schedule* plan = nullptr;
+  const Step* step = nullptr;
+  Shape kept;     // the outputs' dims, merged, outer to inner (none for a full reduction)
+  Shape reduced;  // the reduced dims, merged, outer to inner
+  std::vector<ReduceOperand> reads;   // one per step->reads
+  std::vector<ReduceOperand> writes;  // one per step->writes
+  bool index64 = false;               // 64-bit indices (a domain or offsets past 2^31)
+  // Threads along outputs, several sharing each output's reduced elements:
+  // for reductions over other than the innermost dims, reads stay coalesced.
+  bool columns = false;
+  int tr = 1;   // threads sharing one output (a power of two)
+  int to = 1;   // outputs per block
+  int per = 0;  // groups each thread holds in registers; 0: read again for each pass
+  int vec = 1;  // elements per group: one vector load where rows are contiguous
+};
+
+ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
+                            const std::vector<std::optional<Layout>>& layouts,
+                            const std::vector<Array>& outputs);
+
+}  // namespace nf::jit

@@ -1,0 +1,153 @@
+// What reduction kernels combine: accumulators, their identities and the
+// exchange of partial results between the threads that share a row. Results
+// are deterministic: every combination happens in an order fixed by the
+// launch shape, never by timing.
+#pragma once
+
+#include "nf_cast.h"
+#include "nf_ops.h"
+
+// The identities of min and max: the far ends of a type's range.
+template <class T>
+struct nf_range {
+  static NF_HD T lowest() { return nf_int_limits<T>::min(); }
+  static NF_HD T highest() { return nf_int_limits<T>::max(); }
+};
+template <>
+struct nf_range<nf_b8> {
+  static NF_HD nf_b8 lowest() { return false; }
+  static NF_HD nf_b8 highest() { return true; }
+};
+template <>
+struct nf_range<nf_f32> {
+  static NF_HD nf_f32 lowest() { return -nf_bits_float(0x7f800000u); }
+  static NF_HD nf_f32 highest() { return nf_bits_float(0x7f800000u); }
+};
+template <>
+struct nf_range<nf_f64> {
+  static NF_HD nf_f64 lowest() { return -nf_bits_double(0x7ff0000000000000ull); }
+  static NF_HD nf_f64 highest() { return nf_bits_double(0x7ff0000000000000ull); }
+};
+
+// argmin/argmax: a value and its index along the reduced axes; index -1
+// holds nothing yet.
+template <class T>
+struct nf_arg {
+  T value;
+  long long index;
+};
+
+// Whether b beats a: NaN beats numbers, as in numpy; ties go to the first
+// index. The rule compares indices, so partials combine in any order.
+template <class T, bool Max>
+NF_HD bool nf_arg_beats(const nf_arg<T>& b, const nf_arg<T>& a) {
+  if (b.index < 0) return false;
+  if (a.index < 0) return true;
+  const bool bn = b.value != b.value, an = a.value != a.value;
+  if (bn || an) return bn && (!an || b.index < a.index);
+  if (b.value == a.value) return b.index < a.index;
+  return Max ? b.value > a.value : b.value < a.value;
+}
+
+// The combining operators, as function objects for the exchanges below.
+struct nf_sum_op {
+  template <class T>
+  NF_HD T operator()(T a, T b) const {
+    return nf_add(a, b);
+  }
+};
+struct nf_prod_op {
+  template <class T>
+  NF_HD T operator()(T a, T b) const {
+    return nf_multiply(a, b);
+  }
+};
+struct nf_min_op {
+  template <class T>
+  NF_HD T operator()(T a, T b) const {
+    return nf_minimum(a, b);
+  }
+};
+struct nf_max_op {
+  template <class T>
+  NF_HD T operator()(T a, T b) const {
+    return nf_maximum(a, b);
+  }
+};
+struct nf_any_op {
+  NF_HD nf_b8 operator()(nf_b8 a, nf_b8 b) const { return a || b; }
+};
+struct nf_all_op {
+  NF_HD nf_b8 operator()(nf_b8 a, nf_b8 b) const { return a && b; }
+};
+template <bool Max>
+struct nf_arg_op {
+  template <class T>
+  NF_HD nf_arg<T> operator()(const nf_arg<T>& a, const nf_arg<T>& b) const {
+    return nf_arg_beats<T, Max>(b, a) ? b : a;
+  }
+};
+
+// logsumexp from the row's maximum m and the sum s of exp(x - m): a NaN or
+// an infinite maximum is the answer itself.
+template <class T>
+NF_HD T nf_logsumexp_finish(T m, T s) {
+  if (m != m || m == nf_range<T>::highest() || m == nf_range<T>::lowest()) return m;
+  return m + nf_log(s);
+}
+
+#if defined(__CUDACC_RTC__) || defined(__CUDA_ARCH__)
+
+// Lane exchange of every accumulator type.
+template <class T>
+__device__ __forceinline__ T nf_shfl_xor(T v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+template <>
+__device__ __forceinline__ nf_b8 nf_shfl_xor(nf_b8 v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, (int)v, mask) != 0;
+}
+template <>
+__device__ __forceinline__ nf_u8 nf_shfl_xor(nf_u8 v, int mask) {
+  return (nf_u8)__shfl_xor_sync(0xffffffffu, (int)v, mask);
+}
+template <class T>
+__device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
+  return {nf_shfl_xor(v.value, mask), nf_shfl_xor(v.index, mask)};
+}
+
+// Rows of TR consecutive threads (TR a power of two): every thread of a row
+// gets the row's combination. Lanes exchange by butterfly; the warps of a
+// long row meet in shared memory, combined in warp order. Every thread of
+// the block calls it.
+template <int TR, class T, class Op>
+__device__ __forceinline__ T nf_row_allreduce(T v, Op op, void* smem) {
+  for (int m = (TR < 32 ? TR : 32) / 2; m > 0; m /= 2) v = op(v, nf_shfl_xor(v, m));
+  if (TR <= 32) return v;
+  constexpr int W = TR > 32 ? TR / 32 : 1;
+  T* s = (T*)smem;
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) s[warp] = v;
+  __syncthreads();
+  const int first = warp / W * W;
+  v = s[first];
+  for (int w = 1; w < W; ++w) v = op(v, s[first + w]);
+  __syncthreads();
+  return v;
+}
+
+// Columns: thread t works for output t % TO and TR threads share an output.
+// Their partials meet in shared memory, combined in thread order.
+template <int TO, int TR, class T, class Op>
+__device__ __forceinline__ T nf_column_allreduce(T v, Op op, void* smem) {
+  T* s = (T*)smem;
+  s[threadIdx.x] = v;
+  __syncthreads();
+  const int to = threadIdx.x % TO;
+  v = s[to];
+  for (int t = 1; t < TR; ++t) v = op(v, s[t * TO + to]);
+  __syncthreads();
+  return v;
+}
+
+#endif
