@@ -1,0 +1,145 @@
+// Reduction kernels, checked without a GPU: what the planner puts in one
+// kernel, that the source is one readable kernel, and that NVRTC compiles
+// every reduction for every dtype and walk.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include <numfuse/jit.hpp>
+#include <numfuse/numfuse.hpp>
+
+#include "compile/nvrtc_compiler.hpp"
+
+namespace {
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+nf::Array filled(const nf::Shape& shape, nf::DType t) {
+  return nf::Array(nf::astype(nf::rand(shape, nf::f64) * 4 + 1, t));
+}
+
+nf::Expr layernorm(const nf::Expr& a) {
+  const float eps = 1e-5f;
+  return nf::reciprocal(nf::sqrt(nf::var(a, 1) + eps)) * (a - nf::mean(a, 1));
+}
+
+nf::Expr softmax(const nf::Expr& a) {
+  return nf::exp(a - nf::max(a, 1)) / nf::sum(nf::exp(a - nf::max(a, 1)), 1);
+}
+
+}  // namespace
+
+TEST_CASE("the mission line is one kernel that reads A once and writes once", "[codegen]") {
+  nf::Array a = nf::ones({128, 784});
+  const nf::Plan p = nf::plan({layernorm(a)});
+  CHECK(p.kernel_count() == 1);
+  REQUIRE(p.sources().size() == 1);
+  const std::string src = p.sources()[0];
+  CHECK(count(src, "__global__") == 1);
+  CHECK(count(src, "__restrict__ in") == 1);
+  CHECK(count(src, "__restrict__ out") == 1);
+  // mean and var share the pass that sums the row.
+  const std::string kernel = src.substr(src.find("// numfuse reduction kernel"));
+  CHECK(count(kernel, "nf_row_allreduce") == 2);
+  CHECK(nf::kernel_source(layernorm(a)) == src);
+  CHECK(p.to_string().find("moves " + std::to_string(2 * 128 * 784 * 4) + " bytes") !=
+        std::string::npos);
+}
+
+TEST_CASE("softmax, logsumexp and reduce-then-broadcast are one kernel each", "[codegen]") {
+  nf::Array a = nf::ones({64, 100});
+  CHECK(nf::plan({softmax(a)}).kernel_count() == 1);
+  CHECK(nf::plan({nf::logsumexp(a, 1)}).kernel_count() == 1);
+  CHECK(nf::plan({a - nf::max(a, 1)}).kernel_count() == 1);
+  CHECK(nf::plan({a / nf::sum(a, 0)}).kernel_count() == 1);
+  CHECK(nf::plan({nf::sum(a)}).kernel_count() == 1);
+  // Two statements over the same rows: one pass.
+  CHECK(nf::plan({nf::mean(a, 1), nf::var(a, 1)}).kernel_count() == 1);
+  CHECK(nf::plan({layernorm(a), nf::mean(a, 1)}).kernel_count() == 1);
+}
+
+TEST_CASE("reductions of different axes, or of a reduced value, take separate kernels",
+          "[codegen]") {
+  nf::Array a = nf::ones({64, 100});
+  CHECK(nf::plan({nf::sum(a, 1) + nf::sum(a, 0)}).kernel_count() == 2);
+  CHECK(nf::plan({nf::sum(nf::sum(a, 1), 0)}).kernel_count() == 2);
+  // A generator indexes itself by its own shape: it fills memory first.
+  CHECK(nf::plan({nf::sum(nf::rand({64, 100}), 1)}).kernel_count() == 2);
+  setenv("NF_FUSION", "off", 1);
+  const int separate = nf::plan({layernorm(a)}).kernel_count();
+  unsetenv("NF_FUSION");
+  CHECK(separate == 7);  // var, +, sqrt, reciprocal, mean, -, *
+}
+
+TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[codegen]") {
+  nf::Array a = nf::ones({64, 128});
+  const std::string rows = nf::kernel_source(nf::sum(a, 1));
+  CHECK(rows.find(";rows;") != std::string::npos);
+  CHECK(rows.find("nf_vec<nf_f32, 4>") != std::string::npos);
+  const std::string columns = nf::kernel_source(nf::sum(a, 0));
+  CHECK(columns.find(";columns;") != std::string::npos);
+  CHECK(columns.find("nf_column_allreduce") != std::string::npos);
+  // The transposed view reduced along its rows is walked by columns.
+  CHECK(nf::kernel_source(nf::sum(a.T(), 1)).find(";columns;") != std::string::npos);
+  // Rows too long to hold are read again for each pass.
+  const std::string streamed = nf::kernel_source(layernorm(nf::ones({2, 1 << 16})));
+  CHECK(streamed.find("per0") != std::string::npos);
+  CHECK(streamed.find("v_in0") == std::string::npos);
+}
+
+TEST_CASE("reduction source is canonical: scalars and data are parameters", "[codegen]") {
+  nf::Array a = nf::ones({32, 48}), b = nf::zeros({32, 48});
+  CHECK(nf::kernel_source(nf::var(a, 1) + 1e-5f) == nf::kernel_source(nf::var(b, 1) + 0.5f));
+  CHECK(nf::kernel_source(nf::var(a, 1)) != nf::kernel_source(nf::var(a, 1, 1)));
+  CHECK(nf::kernel_source(nf::sum(a, 1)) != nf::kernel_source(nf::sum(a, 0)));
+}
+
+// Every reduction, for every dtype, in each way a kernel can walk its
+// domain: rows held in registers, rows read again per pass, columns, several
+// reduced dims, and everything to one value. The reductions of one walk and
+// dtype share a kernel, so the table takes a few compiles.
+TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc]") {
+  struct Walk {
+    const char* name;
+    nf::Shape shape;
+    nf::Axes axes;
+  };
+  const std::vector<Walk> walks = {
+      {"rows", {33, 100}, nf::Axes(1)},    {"long rows", {2, 20000}, nf::Axes(1)},
+      {"columns", {100, 33}, nf::Axes(0)}, {"general", {7, 13, 5}, nf::Axes({0, 2})},
+      {"all", {9, 11}, nf::Axes()},
+  };
+  for (nf::DType t : nf::all_dtypes) {
+    for (const Walk& w : walks) {
+      nf::Array x = filled(w.shape, t);
+      const std::vector<nf::Expr> roots = {
+          nf::sum(x, w.axes), nf::prod(x, w.axes),      nf::mean(x, w.axes), nf::var(x, w.axes),
+          nf::std(x, w.axes), nf::min(x, w.axes),       nf::max(x, w.axes),  nf::any(x, w.axes),
+          nf::all(x, w.axes), nf::logsumexp(x, w.axes),
+      };
+      std::vector<nf::Expr> with_args = roots;
+      if (w.axes.is_all()) {
+        with_args.push_back(nf::argmin(x));
+        with_args.push_back(nf::argmax(x));
+      } else if (w.axes.list().size() == 1) {
+        with_args.push_back(nf::argmin(x, w.axes.list()[0]));
+        with_args.push_back(nf::argmax(x, w.axes.list()[0]));
+      }
+      const nf::Plan p = nf::plan(with_args);
+      INFO(nf::name(t) << ", " << w.name << ": " << p.to_string());
+      // Reductions of integers accumulate in another dtype than mean's.
+      CHECK(p.kernel_count() <= 2);
+      for (const std::string& src : p.sources()) {
+        const nf::jit::KernelImage image = nf::jit::compile(src, "sm_90");
+        CHECK(image.cubin);
+      }
+    }
+  }
+  nf::Array h = filled({33, 100}, nf::f16);
+  const nf::jit::KernelImage sm80 = nf::jit::compile(nf::kernel_source(softmax(h)), "sm_80");
+  CHECK(sm80.cubin);
+}
