@@ -46,7 +46,7 @@ struct Term {
   int round;               // the pass that accumulates it, from 1
   std::string centre;      // deviations: the per-output value they are taken from
   std::string name;        // its accumulator
-  bool mean_used = false;  // whether a deviation is taken from the mean of this sum
+  bool mean_used = false;  // whether the mean of this sum is used
 };
 
 const char* combine_op(TermKind k) {
@@ -158,9 +158,14 @@ class Generator {
       int last = first;
       switch (n.op) {
         case OpId::sum:
-        case OpId::mean:
           result_[i] = {term(TermKind::sum, x, first)};
           break;
+        case OpId::mean: {
+          const int s = term(TermKind::sum, x, first);
+          terms_[s].mean_used = true;
+          result_[i] = {s};
+          break;
+        }
         case OpId::prod:
           result_[i] = {term(TermKind::prod, x, first)};
           break;

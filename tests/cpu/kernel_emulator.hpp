@@ -1,0 +1,31 @@
+// Runs generated kernels without a GPU, to test what they compute: the
+// kernel's source (prelude included, as NVRTC gets it) is compiled as host
+// C++ against a small shim of the CUDA built-ins it uses, and every thread of
+// a block runs as an OS thread, so barriers and warp exchanges behave as on
+// a device. Blocks run one after another.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nf::test {
+
+class EmulatedKernel {
+ public:
+  // Compiles kernel `name` of `source` with the host C++ compiler.
+  EmulatedKernel(const std::string& source, const std::string& name);
+  ~EmulatedKernel();
+  EmulatedKernel(const EmulatedKernel&) = delete;
+  EmulatedKernel& operator=(const EmulatedKernel&) = delete;
+
+  // args: one pointer per kernel parameter to its value, as cudaLaunchKernel
+  // takes them.
+  void launch(unsigned blocks, unsigned threads, void** args) const;
+
+ private:
+  void* library_ = nullptr;
+  void (*entry_)(unsigned, unsigned, void**) = nullptr;
+};
+
+}  // namespace nf::test

@@ -1,0 +1,228 @@
+// What generated reduction kernels compute, without a GPU: each kernel runs
+// in the emulator (kernel_emulator.hpp) over host arrays, against the CPU
+// backend on the same random data. Every walk a kernel can take is covered:
+// rows held in registers or read again per pass, with and without vectors;
+// columns; several reduced dims; everything to one value.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <numfuse/numfuse.hpp>
+
+#include "codegen/reduce_codegen.hpp"
+#include "core/storage.hpp"
+#include "kernel_emulator.hpp"
+#include "plan/memory_layout.hpp"
+#include "plan/program.hpp"
+#include "plan/schedule.hpp"
+
+namespace {
+
+char* address(const nf::Array& a) {
+  return static_cast<char*>(a.storage()->data) + a.offset() * std::int64_t(nf::itemsize(a.dtype()));
+}
+
+// One slot per kernel parameter holding its value.
+struct Arguments {
+  std::vector<std::vector<char>> slots;
+  std::vector<void*> pointers;
+  template <class T>
+  void add(T v) {
+    add_bytes(&v, sizeof v);
+  }
+  void add_bytes(const void* p, std::size_t n) {
+    slots.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + n);
+  }
+  void** finish() {
+    for (auto& s : slots) pointers.push_back(s.data());
+    return pointers.data();
+  }
+};
+
+void add_scalar(Arguments& a, const nf::Node& n) {
+  switch (n.dtype) {
+    case nf::DType::f64:
+      return a.add(n.fvalue);
+    case nf::DType::i64:
+      return a.add(static_cast<long long>(n.ivalue));
+    case nf::DType::i32:
+      return a.add(static_cast<int>(n.ivalue));
+    case nf::DType::u8:
+      return a.add(static_cast<unsigned char>(n.ivalue));
+    case nf::DType::b8:
+      return a.add(n.ivalue != 0);
+    default:
+      return a.add(float(n.fvalue));
+  }
+}
+
+// Runs the one reduction kernel of `roots` in the emulator, writing
+// `outputs` (new arrays where none are given).
+std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
+                               std::vector<nf::Array> outputs = {}) {
+  std::vector<nf::NodePtr> nodes;
+  for (const nf::Expr& e : roots) {
+    nodes.push_back(e.node());
+    if (outputs.size() < roots.size()) outputs.push_back(nf::empty(e.shape(), e.dtype()));
+  }
+  const nf::Program p = nf::make_program(nodes);
+  const nf::Schedule s = nf::make_schedule(p, nf::default_schedule_options());
+  REQUIRE(s.steps.size() == 1);
+  const nf::Step& step = s.steps[0];
+  REQUIRE(step.kind == nf::StepKind::reduction);
+  const auto layouts = nf::memory_layouts(p, s, outputs);
+  const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs);
+  const nf::jit::GeneratedKernel k = nf::jit::generate_reduce(spec);
+  INFO(k.signature);
+  Arguments args;
+  for (const nf::jit::KernelParam& param : k.params) {
+    switch (param.kind) {
+      case nf::jit::KernelParam::Kind::output:
+        args.add(static_cast<void*>(address(outputs[s.root_of[step.writes[param.index]]])));
+        break;
+      case nf::jit::KernelParam::Kind::input:
+        args.add(static_cast<void*>(address(*p.nodes[step.reads[param.index]]->array)));
+        break;
+      case nf::jit::KernelParam::Kind::scalar:
+        add_scalar(args, *p.nodes[param.index]);
+        break;
+      case nf::jit::KernelParam::Kind::extent: {
+        std::vector<char> bytes;
+        for (std::int64_t v : k.extents[param.index]) {
+          const long long wide = v;
+          const int narrow = int(v);
+          const char* b = spec.index64 ? reinterpret_cast<const char*>(&wide)
+                                       : reinterpret_cast<const char*>(&narrow);
+          bytes.insert(bytes.end(), b, b + (spec.index64 ? 8 : 4));
+        }
+        args.add_bytes(bytes.data(), bytes.size());
+        break;
+      }
+      default:
+        FAIL("a reduction kernel with an unexpected parameter");
+    }
+  }
+  const nf::test::EmulatedKernel kernel(k.source, k.name);
+  kernel.launch(unsigned(k.blocks), unsigned(k.threads), args.finish());
+  return outputs;
+}
+
+// Close in the dtype's precision; NaNs and infinities where the reference has them.
+void check_close(const nf::Array& got, const nf::Array& want, double rel) {
+  REQUIRE(got.shape() == want.shape());
+  const std::vector<double> g = nf::Array(nf::astype(got, nf::f64)).to_vector<double>();
+  const std::vector<double> w = nf::Array(nf::astype(want, nf::f64)).to_vector<double>();
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    INFO("element " << i);
+    if (w[i] != w[i]) {
+      CHECK(g[i] != g[i]);
+    } else if (std::isinf(w[i])) {
+      CHECK(g[i] == w[i]);
+    } else {
+      CHECK(g[i] == Approx(w[i]).epsilon(rel).margin(rel));
+    }
+  }
+}
+
+nf::Expr layernorm(const nf::Expr& a) {
+  const float eps = 1e-5f;
+  return nf::reciprocal(nf::sqrt(nf::var(a, 1) + eps)) * (a - nf::mean(a, 1));
+}
+
+nf::Expr softmax(const nf::Expr& a) {
+  return nf::exp(a - nf::max(a, 1)) / nf::sum(nf::exp(a - nf::max(a, 1)), 1);
+}
+
+}  // namespace
+
+TEST_CASE("emulated: the mission line over rows held in registers and read again", "[emulated]") {
+  for (const nf::Shape& shape : {nf::Shape{37, 300}, nf::Shape{5, 101}, nf::Shape{2, 40000}}) {
+    INFO(nf::to_string(shape));
+    nf::Array a = nf::randn(shape) * 3 + 1.5f;
+    check_close(emulate({layernorm(a)})[0], nf::Array(layernorm(a)), 1e-4);
+  }
+}
+
+TEST_CASE("emulated: softmax, logsumexp and x - max(x, 1)", "[emulated]") {
+  nf::Array a = nf::randn({33, 101}) * 4;
+  check_close(emulate({softmax(a)})[0], nf::Array(softmax(a)), 1e-5);
+  check_close(emulate({nf::logsumexp(a, 1)})[0], nf::Array(nf::logsumexp(a, 1)), 1e-5);
+  check_close(emulate({a - nf::max(a, 1)})[0], nf::Array(a - nf::max(a, 1)), 1e-6);
+}
+
+TEST_CASE("emulated: columns, several reduced dims and full reductions", "[emulated]") {
+  nf::Array a = nf::rand({50, 37}) + 0.5f;
+  check_close(emulate({a / nf::sum(a, 0)})[0], nf::Array(a / nf::sum(a, 0)), 1e-5);
+  check_close(emulate({nf::mean(a.T(), 1)})[0], nf::Array(nf::mean(a.T(), 1)), 1e-5);
+  nf::Array b = nf::randn({7, 13, 5}, nf::f64);
+  check_close(emulate({nf::var(b, {0, 2}, 1)})[0], nf::Array(nf::var(b, {0, 2}, 1)), 1e-12);
+  check_close(emulate({nf::std(b, 1)})[0], nf::Array(nf::std(b, 1)), 1e-12);
+  check_close(emulate({nf::sum(b)})[0], nf::Array(nf::sum(b)), 1e-12);
+  nf::Array c = nf::randn({3, 70000});
+  check_close(emulate({nf::mean(c)})[0], nf::Array(nf::mean(c)), 1e-4);
+}
+
+TEST_CASE("emulated: mean and var of the same rows in one kernel", "[emulated]") {
+  nf::Array a = nf::randn({20, 64}) + 100.0f;  // a large mean and a small spread
+  const auto got = emulate({nf::mean(a, 1), nf::var(a, 1)});
+  check_close(got[0], nf::Array(nf::mean(a, 1)), 1e-6);
+  check_close(got[1], nf::Array(nf::var(a, 1)), 1e-4);
+}
+
+TEST_CASE("emulated: argmin and argmax take the first of equal values", "[emulated]") {
+  // Four distinct values, so every row has ties.
+  nf::Array a = nf::floor(nf::rand({20, 333}) * 4);
+  for (int axis : {0, 1}) {
+    INFO("axis " << axis);
+    CHECK(emulate({nf::argmax(a, axis)})[0].to_vector<std::int64_t>() ==
+          nf::Array(nf::argmax(a, axis)).to_vector<std::int64_t>());
+    CHECK(emulate({nf::argmin(a, axis)})[0].to_vector<std::int64_t>() ==
+          nf::Array(nf::argmin(a, axis)).to_vector<std::int64_t>());
+  }
+  CHECK(emulate({nf::argmax(a)})[0].to_vector<std::int64_t>() ==
+        nf::Array(nf::argmax(a)).to_vector<std::int64_t>());
+}
+
+TEST_CASE("emulated: integer, boolean and half-precision reductions", "[emulated]") {
+  nf::Array i = nf::astype(nf::rand({9, 77}) * 200 - 100, nf::i32);
+  for (int axis : {0, 1}) {
+    INFO("axis " << axis);
+    CHECK(emulate({nf::sum(i, axis)})[0].to_vector<std::int64_t>() ==
+          nf::Array(nf::sum(i, axis)).to_vector<std::int64_t>());
+    CHECK(emulate({nf::min(i, axis)})[0].to_vector<std::int32_t>() ==
+          nf::Array(nf::min(i, axis)).to_vector<std::int32_t>());
+    CHECK(emulate({nf::max(i, axis)})[0].to_vector<std::int32_t>() ==
+          nf::Array(nf::max(i, axis)).to_vector<std::int32_t>());
+  }
+  nf::Array u = nf::astype(nf::rand({9, 77}) * 3, nf::u8);
+  CHECK(emulate({nf::prod(u + 1, 0)})[0].to_vector<std::int64_t>() ==
+        nf::Array(nf::prod(u + 1, 0)).to_vector<std::int64_t>());
+  nf::Array flags = nf::rand({9, 77}) > 0.97f;
+  for (int axis : {0, 1}) {
+    CHECK(emulate({nf::any(flags, axis)})[0].to_vector<bool>() ==
+          nf::Array(nf::any(flags, axis)).to_vector<bool>());
+    CHECK(emulate({nf::all(!flags, axis)})[0].to_vector<bool>() ==
+          nf::Array(nf::all(!flags, axis)).to_vector<bool>());
+  }
+  nf::Array h = nf::astype(nf::randn({16, 96}), nf::f16);
+  check_close(emulate({nf::mean(h, 1)})[0], nf::Array(nf::mean(h, 1)), 2e-3);
+  check_close(emulate({softmax(h)})[0], nf::Array(softmax(h)), 2e-3);
+}
+
+TEST_CASE("emulated: an empty reduced axis gives the identities", "[emulated]") {
+  nf::Array a = nf::ones({4, 0});
+  CHECK(emulate({nf::sum(a, 1)})[0].to_vector<float>() == std::vector<float>(4, 0.0f));
+  CHECK(emulate({nf::prod(a, 1)})[0].to_vector<float>() == std::vector<float>(4, 1.0f));
+  for (float m : emulate({nf::mean(a, 1)})[0].to_vector<float>()) CHECK(m != m);
+}
+
+TEST_CASE("emulated: the mission line in place, A = f(A)", "[emulated]") {
+  for (const nf::Shape& shape : {nf::Shape{37, 300}, nf::Shape{2, 40000}}) {
+    INFO(nf::to_string(shape));
+    nf::Array a = nf::randn(shape) * 2 + 1;
+    const nf::Array want(layernorm(a.copy()));
+    emulate({layernorm(a)}, {a});
+    check_close(a, want, 1e-4);
+  }
+}
