@@ -3,7 +3,6 @@
 // after warm-up, median of repeated batches. Prints a table and JSON lines.
 //
 //   fusion_bench [--quick]
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,13 +14,13 @@
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
+#include "bench_util.hpp"
 #include "compile/disk_cache.hpp"
 #include "compile/nvrtc_compiler.hpp"
 #include "core/storage.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/memory.hpp"
-#include "cuda/timing.hpp"
 
 namespace {
 
@@ -30,24 +29,6 @@ struct Result {
   double us, gbps;
 };
 std::vector<Result> g_results;
-
-// Median device microseconds per call of f, over batches sized to ~20 ms.
-double time_us(const std::function<void()>& f) {
-  for (int i = 0; i < 3; ++i) f();
-  nf::cuda::EventTimer t(0);
-  t.start();
-  f();
-  const double one = std::max(t.stop(), 1e-3);
-  const int iters = std::clamp(int(20.0 / one), 3, 2000);
-  std::vector<double> per_call;
-  for (int rep = 0; rep < 9; ++rep) {
-    t.start();
-    for (int i = 0; i < iters; ++i) f();
-    per_call.push_back(t.stop() * 1e3 / iters);
-  }
-  std::nth_element(per_call.begin(), per_call.begin() + 4, per_call.end());
-  return per_call[4];
-}
 
 void report(const std::string& work, const std::string& shape, const std::string& fw, double us,
             double bytes) {
@@ -59,9 +40,9 @@ void report(const std::string& work, const std::string& shape, const std::string
 
 void fused_and_unfused(const std::string& work, const std::string& shape, double bytes,
                        const std::function<void()>& f) {
-  report(work, shape, "numfuse", time_us(f), bytes);
+  report(work, shape, "numfuse", nfbench::time_us(f), bytes);
   setenv("NF_FUSION", "off", 1);
-  report(work, shape, "numfuse-unfused", time_us(f), bytes);
+  report(work, shape, "numfuse-unfused", nfbench::time_us(f), bytes);
   unsetenv("NF_FUSION");
 }
 
@@ -95,7 +76,8 @@ int main(int argc, char** argv) {
   {
     const std::size_t bytes = std::size_t(8192) * 8192 * 4;
     auto a = nf::cuda::allocate_device(0, bytes), b = nf::cuda::allocate_device(0, bytes);
-    const double us = time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
+    const double us =
+        nfbench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
     report("copy", "(8192, 8192)", "cudaMemcpy", us, 2.0 * bytes);
   }
   {
@@ -129,22 +111,14 @@ int main(int argc, char** argv) {
     nf::Array x = nf::randn({128, 784});
     nf::Array y = chain(x, 1.5f, 0.25f);
     nf::cuda::synchronize(0);
-    const auto wall_us = [](const std::function<void()>& f) {
-      const int calls = 4000;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < calls; ++i) f();
-      nf::cuda::synchronize(0);
-      const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
-      return us.count() / calls;
-    };
     const auto row = [](const char* work, double us) {
       std::printf("{\"work\":\"%s\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",
                   work, us);
     };
-    row("chain8-wall", wall_us([&] { y = chain(x, 1.5f, 0.25f); }));
-    row("chain8-build-only", wall_us([&] { nf::Expr e = chain(x, 1.5f, 0.25f); }));
-    row("scale-wall", wall_us([&] { y = x * 2.0f; }));
-    row("alloc-free", wall_us([&] { nf::Array t = nf::empty({128, 784}); }));
+    row("chain8-wall", nfbench::wall_us([&] { y = chain(x, 1.5f, 0.25f); }));
+    row("chain8-build-only", nfbench::wall_us([&] { nf::Expr e = chain(x, 1.5f, 0.25f); }));
+    row("scale-wall", nfbench::wall_us([&] { y = x * 2.0f; }));
+    row("alloc-free", nfbench::wall_us([&] { nf::Array t = nf::empty({128, 784}); }));
   }
   // A kernel's first use in a process: NVRTC compiling it (cold), or the
   // disk cache's checked read plus loading the image (warm).

@@ -1,0 +1,43 @@
+// Timing shared by the benchmarks: device time by CUDA events after warm-up,
+// the median of repeated batches, and host wall-clock time per call.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "cuda/devices.hpp"
+#include "cuda/timing.hpp"
+
+namespace nfbench {
+
+// Median device microseconds per call of f, over batches sized to ~20 ms.
+inline double time_us(const std::function<void()>& f) {
+  for (int i = 0; i < 3; ++i) f();
+  nf::cuda::EventTimer t(0);
+  t.start();
+  f();
+  const double one = std::max(t.stop(), 1e-3);
+  const int iters = std::clamp(int(20.0 / one), 3, 2000);
+  std::vector<double> per_call;
+  for (int rep = 0; rep < 9; ++rep) {
+    t.start();
+    for (int i = 0; i < iters; ++i) f();
+    per_call.push_back(t.stop() * 1e3 / iters);
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + 4, per_call.end());
+  return per_call[4];
+}
+
+// Host wall-clock microseconds per call of f over `calls` calls, waiting for
+// the device at the end: what a program issuing statements back to back sees.
+inline double wall_us(const std::function<void()>& f, int calls = 4000) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  nf::cuda::synchronize(0);
+  const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+  return us.count() / calls;
+}
+
+}  // namespace nfbench
