@@ -21,7 +21,7 @@ bool on_cuda(const Array& a) {
   return a.device().kind == Device::Kind::cuda;
 }
 
-// Until reductions and products have GPU kernels, a statement that needs them
+// Until matrix products have GPU kernels, a statement that needs one
 // runs on the CPU backend over host copies of its device arrays, and its
 // results are copied back with a generated kernel.
 void run_on_host(const Program& p, const std::vector<Array>& outputs) {
