@@ -163,11 +163,16 @@ TEST_CASE("emulated: columns, several reduced dims and full reductions", "[emula
   check_close(emulate({nf::mean(c)})[0], nf::Array(nf::mean(c)), 1e-4);
 }
 
-TEST_CASE("emulated: mean and var of the same rows in one kernel", "[emulated]") {
+TEST_CASE("emulated: several statements over the same rows in one kernel", "[emulated]") {
   nf::Array a = nf::randn({20, 64}) + 100.0f;  // a large mean and a small spread
   const auto got = emulate({nf::mean(a, 1), nf::var(a, 1)});
   check_close(got[0], nf::Array(nf::mean(a, 1)), 1e-6);
   check_close(got[1], nf::Array(nf::var(a, 1)), 1e-4);
+  // Outputs over the domain and over the rows, and a producer written too.
+  const auto three = emulate({softmax(a - 100.0f), nf::max(a, 1), nf::exp(a - 100.0f)});
+  check_close(three[0], nf::Array(softmax(a - 100.0f)), 1e-5);
+  check_close(three[1], nf::Array(nf::max(a, 1)), 1e-6);
+  check_close(three[2], nf::Array(nf::exp(a - 100.0f)), 1e-6);
 }
 
 TEST_CASE("emulated: argmin and argmax take the first of equal values", "[emulated]") {
