@@ -97,19 +97,26 @@ std::vector<std::string> options_for(const Target& target) {
   return {"-std=c++17", "--gpu-architecture=" + target.name, "-default-device", "--fmad=true"};
 }
 
-// The name of the first __global__ function, for messages and the log.
+// The name of the first __global__ function, for messages and the log: the
+// identifier before the first parenthesis that is not __launch_bounds__'s.
 std::string kernel_name(const std::string& source) {
   const std::size_t global = source.find("__global__");
-  const std::size_t paren = global == std::string::npos ? global : source.find('(', global);
-  if (paren == std::string::npos) return "kernel";
-  std::size_t end = paren;
-  while (end > global && std::isspace(static_cast<unsigned char>(source[end - 1]))) --end;
-  std::size_t begin = end;
-  while (begin > global && (std::isalnum(static_cast<unsigned char>(source[begin - 1])) ||
-                            source[begin - 1] == '_')) {
-    --begin;
+  std::size_t from = global;
+  while (from != std::string::npos) {
+    const std::size_t paren = source.find('(', from);
+    if (paren == std::string::npos) break;
+    std::size_t end = paren;
+    while (end > global && std::isspace(static_cast<unsigned char>(source[end - 1]))) --end;
+    std::size_t begin = end;
+    while (begin > global && (std::isalnum(static_cast<unsigned char>(source[begin - 1])) ||
+                              source[begin - 1] == '_')) {
+      --begin;
+    }
+    const std::string name = source.substr(begin, end - begin);
+    if (name != "__launch_bounds__") return name.empty() ? "kernel" : name;
+    from = source.find(')', paren);
   }
-  return begin == end ? "kernel" : source.substr(begin, end - begin);
+  return "kernel";
 }
 
 // NVRTC logs carry warnings and notes too; the first error says most.

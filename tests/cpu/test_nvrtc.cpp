@@ -104,7 +104,8 @@ TEST_CASE("compile_options are what compile passes, with the target it picks", "
 
 TEST_CASE("NVRTC rejecting a kernel throws CompileError with the source and the log", "[jit]") {
   const std::string source = std::string(nf::jit::runtime_prelude()) +
-                             "extern \"C\" __global__ void nf_broken(float* out) { out[0] = 1 }\n";
+                             "extern \"C\" __global__ void __launch_bounds__(256)\n"
+                             "nf_broken(float* out) { out[0] = 1 }\n";
   try {
     compile(source, "sm_80");
     FAIL("compile accepted a syntax error");
