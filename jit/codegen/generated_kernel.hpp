@@ -14,15 +14,16 @@ namespace nf::jit {
 // One kernel parameter, in launch order.
 struct KernelParam {
   enum class Kind : std::uint8_t {
-    output,   // pointer to write `index`
-    input,    // pointer to read `index`
-    scalar,   // value of constant node `index`, in the compute type of `dtype`
-    seed,     // seed of random node `index` (u64)
-    stream,   // stream of random node `index` (u64)
-    count,    // number of elements in the domain (nf_idx)
-    dims,     // the domain's shape (nf_dims<rank>)
-    strides,  // strides of operand `index` (reads first, then writes) over the domain
-    extent,   // the values extents[index], as nf_dims<nf_idx, size> (or one nf_idx)
+    output,     // pointer to write `index`
+    input,      // pointer to read `index`
+    scalar,     // value of constant node `index`, in the compute type of `dtype`
+    seed,       // seed of random node `index` (u64)
+    stream,     // stream of random node `index` (u64)
+    count,      // number of elements in the domain (nf_idx)
+    dims,       // the domain's shape (nf_dims<rank>)
+    strides,    // strides of operand `index` (reads first, then writes) over the domain
+    extent,     // the values extents[index], as nf_dims<nf_idx, size> (or one nf_idx)
+    workspace,  // pointer to scratch memory `index` of the step (workspace_bytes[index])
   };
   Kind kind;
   int index;
@@ -35,7 +36,10 @@ struct GeneratedKernel {
   std::string source;     // prelude + kernel, ready for NVRTC
   std::vector<KernelParam> params;
   std::vector<Strides> extents;  // values of the `extent` parameters
-  std::int64_t blocks = 0;       // the launch: `blocks` of `threads` threads
+  // Scratch memory the kernels of one step share, in bytes: partial results
+  // passed from one kernel to the next.
+  std::vector<std::size_t> workspace_bytes;
+  std::int64_t blocks = 0;  // the launch: `blocks` of `threads` threads
   int threads = 256;
 };
 

@@ -72,16 +72,27 @@ const char* combine_op(TermKind k) {
 
 class Generator {
  public:
-  explicit Generator(const ReduceSpec& spec) : s_(spec), p_(*spec.program), step_(*spec.step) {}
-
-  GeneratedKernel run(bool with_source) {
+  // `stage`: which kernel of a split step, from 1 (pass 1) to the number of
+  // passes + 1 (the stores); 0 for the one kernel of a step not split.
+  Generator(const ReduceSpec& spec, int stage)
+      : s_(spec), p_(*spec.program), step_(*spec.step), stage_(stage) {
     name_values();
     classify();
     plan_terms();
+  }
+
+  int kernels() const { return split() ? rounds_ + 1 : 1; }
+
+  GeneratedKernel run(bool with_source) {
     k_.signature = signature();
+    if (split())
+      k_.signature += ";stage" + std::to_string(stage_) + "/" + std::to_string(kernels());
     k_.name = kernel_name("reduce", k_.signature);
     k_.threads = s_.tr * s_.to;
-    k_.blocks = (numel(s_.kept) + s_.to - 1) / s_.to;
+    k_.blocks = split() ? numel(s_.kept) * s_.chunks : (numel(s_.kept) + s_.to - 1) / s_.to;
+    if (split()) {
+      for (const Term& t : terms_) k_.workspace_bytes.push_back(acc_bytes(t) * k_.blocks);
+    }
     const std::string text = kernel_text();  // also lists the parameters
     if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
     return std::move(k_);
@@ -90,6 +101,7 @@ class Generator {
  private:
   const Node& node(int i) const { return *p_.nodes[i]; }
   const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
+  bool split() const { return stage_ > 0; }
   bool is_read(int i) const { return reads_.count(i) != 0; }
   const ReduceOperand& read_of(int i) const { return s_.reads[reads_.at(i)]; }
 
@@ -351,7 +363,8 @@ class Generator {
       b += "#pragma unroll\n  for (int k = 0; k < " + std::to_string(s_.per) + "; ++k) {\n";
       b += "    const nf_idx g = tr + (nf_idx)k * " + TR + ";\n";
     } else {
-      b += "  for (nf_idx g = tr; live && g < groups; g += " + TR + ") {\n";
+      b += split() ? "  for (nf_idx g = g0 + tr; g < g1; g += " + TR + ") {\n"
+                   : "  for (nf_idx g = tr; live && g < groups; g += " + TR + ") {\n";
       for (int i : values) {
         if (!vec || !is_read(i)) continue;
         const int j = reads_.at(i);
@@ -496,6 +509,27 @@ class Generator {
       body += accumulate(t) + "\n";
     }
     b += element_pass(element_closure(targets), body, false, {});
+    return b + combine(round, !split());
+  }
+
+  // A split row's pass `round`, from the partial results its chunks wrote:
+  // each thread combines some in chunk order, then the block combines those.
+  std::string gather(int round) const {
+    std::string b = "  // pass " + std::to_string(round) + ", from every chunk's partial result\n";
+    for (const Term& t : terms_) {
+      if (t.round != round) continue;
+      const std::string K = t.name.substr(1);
+      b += "  " + acc_type(t) + " " + t.name + " = " + identity(t) + ";\n";
+      b += "  for (nf_idx j = tr; j < chunks; j += " + std::to_string(s_.tr) + ") " + t.name +
+           " = " + combine_op(t.kind) + "(" + t.name + ", ws" + K + "[o * chunks + j]);\n";
+    }
+    return b + combine(round, true);
+  }
+
+  // The threads sharing an output combine their accumulators of `round`;
+  // `whole`: into the whole output's, whose mean may be needed.
+  std::string combine(int round, bool whole) const {
+    std::string b;
     for (const Term& t : terms_) {
       if (t.round != round) continue;
       b += "  " + t.name + " = " +
@@ -503,12 +537,28 @@ class Generator {
                 ? "nf_column_allreduce<" + std::to_string(s_.to) + ", " + std::to_string(s_.tr)
                 : "nf_row_allreduce<" + std::to_string(s_.tr)) +
            ">(" + t.name + ", " + combine_op(t.kind) + ", nf_smem);\n";
-      if (t.mean_used) {
+      if (whole && t.mean_used) {
         const std::string a = ctype(t.input);
         b += "  const " + a + " m" + t.name.substr(1) + " = " + t.name + " / (" + a + ")n;\n";
       }
     }
     return b;
+  }
+
+  // A split row's pass `round` ends with each chunk's partial result.
+  std::string write_partials(int round) const {
+    std::string b;
+    for (const Term& t : terms_) {
+      if (t.round != round) continue;
+      b += "  if (tr == 0) ws" + t.name.substr(1) + "[o * chunks + c] = " + t.name + ";\n";
+    }
+    return b;
+  }
+
+  std::size_t acc_bytes(const Term& t) const {
+    if (t.kind == TermKind::argmin || t.kind == TermKind::argmax) return 16;
+    const DType a = node(t.input).dtype;
+    return a == f16 || a == bf16 ? 4 : itemsize(a);
   }
 
   // The last pass: element outputs, then per-output ones.
@@ -540,8 +590,10 @@ class Generator {
       rows += "    out" + std::to_string(w) + "[" + base(j) +
               "] = " + store_expr(s_.writes[w].dtype, names_.at(step_.writes[w])) + ";\n";
     }
-    if (!rows.empty())
-      b += "  // outputs per output element\n  if (live && tr == 0) {\n" + rows + "  }\n";
+    if (!rows.empty()) {
+      b += std::string("  // outputs per output element\n  if (") + (split() ? "c == 0" : "live") +
+           " && tr == 0) {\n" + rows + "  }\n";
+    }
     return b;
   }
 
@@ -575,6 +627,14 @@ class Generator {
     }
     extent("rows", {numel(s_.kept)}, false);
     extent("n", {numel(s_.reduced)}, false);
+    if (split()) {
+      extent("chunks", {s_.chunks}, false);
+      extent("chunk", {s_.chunk}, false);
+      for (std::size_t t = 0; t < terms_.size(); ++t) {
+        add(acc_type(terms_[t]) + "* __restrict__ ws" + std::to_string(t));
+        k_.params.push_back({KernelParam::Kind::workspace, int(t)});
+      }
+    }
     if (s_.kept.size() > 1) extent("kept", s_.kept, true);
     if (any_general()) extent("red", s_.reduced, true);
     for (int j = 0; j < int(s_.reads.size() + s_.writes.size()); ++j) {
@@ -618,11 +678,21 @@ class Generator {
     const std::string TR = std::to_string(s_.tr), TO = std::to_string(s_.to);
     std::string src =
         "// numfuse reduction kernel " + k_.name + "\n// signature: " + k_.signature + "\n";
-    src += "//\n// Each output element (a row, or a column) is reduced by " + TR +
-           " threads; a block\n// takes " + TO + " outputs. ";
-    src += s_.per > 0 ? "A thread holds its " + std::to_string(s_.per) + " group(s) of " +
-                            std::to_string(s_.vec) + " element(s)\n// in registers across passes.\n"
-                      : "Each pass reads the elements from memory again.\n";
+    if (split()) {
+      src += "//\n// Kernel " + std::to_string(stage_) + " of " + std::to_string(kernels()) +
+             " of a reduction over rows too long for one block:\n// each block takes a chunk of " +
+             std::to_string(s_.chunk) + " group(s) of " + std::to_string(s_.vec) +
+             " element(s) of one row. Kernel k combines the\n// partial results of the passes "
+             "before it, then writes its chunk's partial result\n// of pass k; the last kernel "
+             "writes the outputs.\n";
+    } else {
+      src += "//\n// Each output element (a row, or a column) is reduced by " + TR +
+             " threads; a block\n// takes " + TO + " outputs. ";
+      src += s_.per > 0
+                 ? "A thread holds its " + std::to_string(s_.per) + " group(s) of " +
+                       std::to_string(s_.vec) + " element(s)\n// in registers across passes.\n"
+                 : "Each pass reads the elements from memory again.\n";
+    }
     src += "typedef " + idx() + " nf_idx;\n\n";
     const std::string params = parameters();
     const int threads = s_.tr * s_.to;
@@ -631,7 +701,11 @@ class Generator {
            k_.name + "(\n" + params + ") {\n";
     src +=
         "  __shared__ __align__(16) unsigned char nf_smem[" + std::to_string(slots * 16) + "];\n";
-    if (s_.columns) {
+    if (split()) {
+      src += "  const int tr = threadIdx.x;\n";
+      src += "  const nf_idx o = (nf_idx)blockIdx.x / chunks;\n";
+      src += "  const nf_idx c = (nf_idx)blockIdx.x % chunks;\n";
+    } else if (s_.columns) {
       src += "  const int tr = threadIdx.x / " + TO + ";\n";
       src += "  const nf_idx o = (nf_idx)blockIdx.x * " + TO + " + threadIdx.x % " + TO + ";\n";
     } else {
@@ -641,6 +715,10 @@ class Generator {
     src += "  const bool live = o < rows;\n";
     src += s_.vec > 1 ? "  const nf_idx groups = n / " + std::to_string(s_.vec) + ";\n"
                       : "  const nf_idx groups = n;\n";
+    if (split()) {
+      src += "  const nf_idx g0 = c * chunk;\n";
+      src += "  const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;\n";
+    }
     src += output_bases();
     for (int i : step_.reads) {
       if (!per_output_.at(i)) continue;
@@ -651,7 +729,10 @@ class Generator {
     }
     src += per_output_values(0);
     if (s_.per > 0) src += held_loads();
-    for (int round = 1; round <= rounds_; ++round) src += pass(round) + per_output_values(round);
+    for (int round = 1; round <= rounds_; ++round) {
+      if (split() && round == stage_) return src + pass(round) + write_partials(round) + "}\n";
+      src += (split() ? gather(round) : pass(round)) + per_output_values(round);
+    }
     return src + store_pass() + "}\n";
   }
 
@@ -684,6 +765,7 @@ class Generator {
   const ReduceSpec& s_;
   const Program& p_;
   const Step& step_;
+  const int stage_;
   GeneratedKernel k_;
   std::map<int, int> reads_;  // node -> index among the step's reads
   std::map<int, std::string> names_;
@@ -695,13 +777,21 @@ class Generator {
   int rounds_ = 0;
 };
 
+std::vector<GeneratedKernel> kernels(const ReduceSpec& spec, bool with_source) {
+  if (spec.chunks <= 1) return {Generator(spec, 0).run(with_source)};
+  std::vector<GeneratedKernel> out;
+  const int n = Generator(spec, 1).kernels();
+  for (int stage = 1; stage <= n; ++stage) out.push_back(Generator(spec, stage).run(with_source));
+  return out;
+}
+
 }  // namespace
 
-GeneratedKernel describe_reduce(const ReduceSpec& spec) {
-  return Generator(spec).run(false);
+std::vector<GeneratedKernel> describe_reduce(const ReduceSpec& spec) {
+  return kernels(spec, false);
 }
-GeneratedKernel generate_reduce(const ReduceSpec& spec) {
-  return Generator(spec).run(true);
+std::vector<GeneratedKernel> generate_reduce(const ReduceSpec& spec) {
+  return kernels(spec, true);
 }
 
 }  // namespace nf::jit

@@ -12,7 +12,8 @@ namespace {
 constexpr int kBlock = 256;  // threads of a block, unless one row needs more
 constexpr int kMaxRowThreads = 1024;
 constexpr int kGroupsPerThread = 4;  // aim: a few vector loads in flight per thread
-constexpr int kMaxHeld = 8;          // groups a thread holds in registers at most
+constexpr int kSplitThreads = 256;   // threads of a block of a split row
+constexpr std::int64_t kMaxChunks = 4096;
 
 int pow2_at_least(std::int64_t v) {
   int p = 1;
@@ -36,7 +37,7 @@ Along along_of(const Strides& reduced) {
 
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,
-                            const std::vector<Array>& outputs) {
+                            const std::vector<Array>& outputs, const ReduceLimits& limits) {
   ReduceSpec spec;
   spec.program = &p;
   spec.plan = &s;
@@ -102,7 +103,7 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
     spec.to = 32;
     spec.tr = kBlock / spec.to;
     const std::int64_t held = (n + spec.tr - 1) / spec.tr;
-    spec.per = held <= kMaxHeld ? int(std::max<std::int64_t>(held, 1)) : 0;
+    spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
     return spec;
   }
 
@@ -131,7 +132,14 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
   spec.to = std::max(1, kBlock / spec.tr);
   const std::int64_t held = (groups + spec.tr - 1) / spec.tr;
-  spec.per = held <= kMaxHeld ? int(std::max<std::int64_t>(held, 1)) : 0;
+  spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
+  const std::int64_t rows = numel(spec.kept);
+  if (spec.per == 0 && rows < limits.split_below && groups > limits.chunk_groups) {
+    spec.tr = kSplitThreads;
+    spec.to = 1;
+    spec.chunks = std::min((groups + limits.chunk_groups - 1) / limits.chunk_groups, kMaxChunks);
+    spec.chunk = (groups + spec.chunks - 1) / spec.chunks;
+  }
   return spec;
 }
 

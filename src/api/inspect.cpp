@@ -48,7 +48,9 @@ Plan plan(const std::vector<Expr>& roots) {
     if (step.kind == StepKind::reduction) {
       const jit::ReduceSpec spec =
           jit::make_reduce_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
-      impl->sources.push_back(jit::generate_reduce(spec).source);
+      for (jit::GeneratedKernel& k : jit::generate_reduce(spec)) {
+        impl->sources.push_back(std::move(k.source));
+      }
     } else if (step.kind == StepKind::fused) {
       const jit::FusedSpec spec =
           jit::make_fused_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
@@ -59,9 +61,7 @@ Plan plan(const std::vector<Expr>& roots) {
 }
 
 int Plan::kernel_count() const {
-  int n = 0;
-  for (const Step& s : impl_->schedule.steps) n += s.kind != StepKind::gemm;
-  return n;
+  return int(impl_->sources.size());
 }
 
 int Plan::gemm_count() const {

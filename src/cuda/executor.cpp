@@ -17,8 +17,8 @@
 
 namespace nf::cuda {
 
-struct PreparedStep {
-  const LoadedKernel* kernel = nullptr;  // null: an empty domain, nothing to launch
+struct PreparedKernel {
+  const LoadedKernel* kernel = nullptr;
   std::vector<jit::KernelParam> params;
   // The values of the extent and stride parameters, in parameter order.
   std::vector<std::vector<char>> extents;
@@ -27,6 +27,11 @@ struct PreparedStep {
   unsigned blocks = 0;
   unsigned threads = 0;
   std::size_t arg_words = 0;  // 8-byte words that hold every parameter
+};
+
+struct PreparedStep {
+  std::vector<PreparedKernel> kernels;       // in launch order; none for an empty domain
+  std::vector<std::size_t> workspace_bytes;  // scratch the kernels share
 };
 
 struct Launches {
@@ -54,7 +59,7 @@ std::vector<char> extent_bytes(const Strides& values, bool index64) {
 }
 
 // The values of the fused kernel's dims and strides parameters.
-void fused_extents(PreparedStep& out, const Schedule& s, const Step& step,
+void fused_extents(PreparedKernel& out, const Schedule& s, const Step& step,
                    const std::vector<std::optional<Layout>>& layouts,
                    const std::vector<Array>& outputs) {
   for (const jit::KernelParam& param : out.params) {
@@ -72,39 +77,52 @@ void fused_extents(PreparedStep& out, const Schedule& s, const Step& step,
   }
 }
 
-PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
-                          const std::vector<std::optional<Layout>>& layouts,
-                          const std::vector<Array>& outputs, int device) {
-  PreparedStep out;
-  jit::GeneratedKernel k;
-  if (step.kind == StepKind::reduction) {
-    const jit::ReduceSpec spec = jit::make_reduce_spec(p, s, step, layouts, outputs);
-    k = jit::describe_reduce(spec);
-    if (k.blocks == 0) return out;
-    out.kernel = &find_or_load(device, k.signature, k.name,
-                               [&] { return jit::generate_reduce(spec).source; });
-    out.index64 = spec.index64;
-    out.params = std::move(k.params);
-    for (const jit::KernelParam& param : out.params) {
-      if (param.kind == jit::KernelParam::Kind::extent) {
-        out.extents.push_back(extent_bytes(k.extents[param.index], out.index64));
-      }
-    }
-  } else {
-    out.count = numel(step.domain);
-    if (out.count == 0) return out;
-    const jit::FusedSpec spec = jit::make_fused_spec(p, s, step, layouts, outputs);
-    k = jit::describe_fused(spec);
-    out.kernel = &find_or_load(device, k.signature, k.name,
-                               [&] { return jit::generate_fused(spec).source; });
-    out.index64 = spec.index64;
-    out.params = std::move(k.params);
-    fused_extents(out, s, step, layouts, outputs);
-  }
+// The launch shape and argument space of a kernel whose parameters are set.
+void finish(PreparedKernel& out, const jit::GeneratedKernel& k) {
   for (const auto& e : out.extents) out.arg_words += (e.size() + 7) / 8;
   out.arg_words += out.params.size();  // every other parameter fits in one word
   out.blocks = unsigned(std::min<std::int64_t>(k.blocks, std::numeric_limits<int>::max()));
   out.threads = unsigned(k.threads);
+}
+
+PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
+                          const std::vector<std::optional<Layout>>& layouts,
+                          const std::vector<Array>& outputs, int device) {
+  PreparedStep out;
+  if (step.kind == StepKind::reduction) {
+    const jit::ReduceSpec spec = jit::make_reduce_spec(p, s, step, layouts, outputs);
+    const std::vector<jit::GeneratedKernel> ks = jit::describe_reduce(spec);
+    for (std::size_t stage = 0; stage < ks.size(); ++stage) {
+      const jit::GeneratedKernel& k = ks[stage];
+      if (k.blocks == 0) return out;
+      PreparedKernel pk;
+      pk.kernel = &find_or_load(device, k.signature, k.name,
+                                [&] { return jit::generate_reduce(spec)[stage].source; });
+      pk.index64 = spec.index64;
+      pk.params = k.params;
+      for (const jit::KernelParam& param : pk.params) {
+        if (param.kind == jit::KernelParam::Kind::extent) {
+          pk.extents.push_back(extent_bytes(k.extents[param.index], pk.index64));
+        }
+      }
+      finish(pk, k);
+      out.kernels.push_back(std::move(pk));
+      out.workspace_bytes = k.workspace_bytes;
+    }
+    return out;
+  }
+  PreparedKernel pk;
+  pk.count = numel(step.domain);
+  if (pk.count == 0) return out;
+  const jit::FusedSpec spec = jit::make_fused_spec(p, s, step, layouts, outputs);
+  const jit::GeneratedKernel k = jit::describe_fused(spec);
+  pk.kernel =
+      &find_or_load(device, k.signature, k.name, [&] { return jit::generate_fused(spec).source; });
+  pk.index64 = spec.index64;
+  pk.params = k.params;
+  fused_extents(pk, s, step, layouts, outputs);
+  finish(pk, k);
+  out.kernels.push_back(std::move(pk));
   return out;
 }
 
@@ -210,7 +228,16 @@ class Runner {
   }
 
   void launch(const Step& step, const PreparedStep& prepared) {
-    if (!prepared.kernel) return;
+    std::vector<void*> workspaces;
+    for (std::size_t bytes : prepared.workspace_bytes) {
+      temps_.push_back(allocate_device(device_, bytes));
+      workspaces.push_back(temps_.back()->data);
+    }
+    for (const PreparedKernel& k : prepared.kernels) launch(step, k, workspaces);
+  }
+
+  void launch(const Step& step, const PreparedKernel& prepared,
+              const std::vector<void*>& workspaces) {
     Args args(prepared.arg_words);
     std::size_t extent = 0;
     for (const jit::KernelParam& param : prepared.params) {
@@ -229,6 +256,9 @@ class Runner {
           break;
         case jit::KernelParam::Kind::stream:
           args.add(p_.nodes[param.index]->stream);
+          break;
+        case jit::KernelParam::Kind::workspace:
+          args.add(workspaces[param.index]);
           break;
         case jit::KernelParam::Kind::count:
           if (prepared.index64) {

@@ -11,6 +11,7 @@
 #include <numfuse/numfuse.hpp>
 
 #include "codegen/reduce_codegen.hpp"
+#include "codegen/reduce_spec.hpp"
 #include "core/storage.hpp"
 #include "kernel_emulator.hpp"
 #include "plan/memory_layout.hpp"
@@ -57,23 +58,11 @@ void add_scalar(Arguments& a, const nf::Node& n) {
   }
 }
 
-// Runs the one reduction kernel of `roots` in the emulator, writing
-// `outputs` (new arrays where none are given).
-std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
-                               std::vector<nf::Array> outputs = {}) {
-  std::vector<nf::NodePtr> nodes;
-  for (const nf::Expr& e : roots) {
-    nodes.push_back(e.node());
-    if (outputs.size() < roots.size()) outputs.push_back(nf::empty(e.shape(), e.dtype()));
-  }
-  const nf::Program p = nf::make_program(nodes);
-  const nf::Schedule s = nf::make_schedule(p, nf::default_schedule_options());
-  REQUIRE(s.steps.size() == 1);
-  const nf::Step& step = s.steps[0];
-  REQUIRE(step.kind == nf::StepKind::reduction);
-  const auto layouts = nf::memory_layouts(p, s, outputs);
-  const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs);
-  const nf::jit::GeneratedKernel k = nf::jit::generate_reduce(spec);
+// Runs kernel k of a reduction step in the emulator.
+void run(const nf::Program& p, const nf::Schedule& s, const nf::jit::ReduceSpec& spec,
+         const nf::jit::GeneratedKernel& k, const std::vector<nf::Array>& outputs,
+         std::vector<std::vector<char>>& workspaces) {
+  const nf::Step& step = *spec.step;
   INFO(k.signature);
   Arguments args;
   for (const nf::jit::KernelParam& param : k.params) {
@@ -86,6 +75,9 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
         break;
       case nf::jit::KernelParam::Kind::scalar:
         add_scalar(args, *p.nodes[param.index]);
+        break;
+      case nf::jit::KernelParam::Kind::workspace:
+        args.add(static_cast<void*>(workspaces[param.index].data()));
         break;
       case nf::jit::KernelParam::Kind::extent: {
         std::vector<char> bytes;
@@ -105,6 +97,29 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   }
   const nf::test::EmulatedKernel kernel(k.source, k.name);
   kernel.launch(unsigned(k.blocks), unsigned(k.threads), args.finish());
+}
+
+// Runs the one reduction step of `roots` in the emulator, writing `outputs`
+// (new arrays where none are given).
+std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
+                               std::vector<nf::Array> outputs = {},
+                               const nf::jit::ReduceLimits& limits = {}) {
+  std::vector<nf::NodePtr> nodes;
+  for (const nf::Expr& e : roots) {
+    nodes.push_back(e.node());
+    if (outputs.size() < roots.size()) outputs.push_back(nf::empty(e.shape(), e.dtype()));
+  }
+  const nf::Program p = nf::make_program(nodes);
+  const nf::Schedule s = nf::make_schedule(p, nf::default_schedule_options());
+  REQUIRE(s.steps.size() == 1);
+  const nf::Step& step = s.steps[0];
+  REQUIRE(step.kind == nf::StepKind::reduction);
+  const auto layouts = nf::memory_layouts(p, s, outputs);
+  const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs, limits);
+  const std::vector<nf::jit::GeneratedKernel> kernels = nf::jit::generate_reduce(spec);
+  std::vector<std::vector<char>> workspaces;
+  for (std::size_t bytes : kernels[0].workspace_bytes) workspaces.emplace_back(bytes);
+  for (const nf::jit::GeneratedKernel& k : kernels) run(p, s, spec, k, outputs, workspaces);
   return outputs;
 }
 
@@ -229,5 +244,33 @@ TEST_CASE("emulated: the mission line in place, A = f(A)", "[emulated]") {
     const nf::Array want(layernorm(a.copy()));
     emulate({layernorm(a)}, {a});
     check_close(a, want, 1e-4);
+  }
+}
+
+TEST_CASE("emulated: rows read again for each pass, and rows split across blocks", "[emulated]") {
+  nf::jit::ReduceLimits streamed;
+  streamed.max_held = 0;
+  streamed.split_below = 0;
+  nf::jit::ReduceLimits split;
+  split.max_held = 0;
+  split.chunk_groups = 400;
+  nf::Array a = nf::randn({3, 2001}) * 2 + 1;  // odd: no vectors
+  nf::Array b = nf::randn({4, 4000}) * 2 + 1;  // vectors of 4
+  for (const auto* limits : {&streamed, &split}) {
+    INFO((limits == &split ? "split" : "streamed"));
+    for (const nf::Array& x : {a, b}) {
+      INFO(nf::to_string(x.shape()));
+      check_close(emulate({layernorm(x)}, {}, *limits)[0], nf::Array(layernorm(x)), 1e-4);
+      check_close(emulate({softmax(x)}, {}, *limits)[0], nf::Array(softmax(x)), 1e-5);
+      check_close(emulate({nf::logsumexp(x, 1)}, {}, *limits)[0], nf::Array(nf::logsumexp(x, 1)),
+                  1e-5);
+      nf::Array ties = nf::floor(x);
+      CHECK(emulate({nf::argmax(ties, 1)}, {}, *limits)[0].to_vector<std::int64_t>() ==
+            nf::Array(nf::argmax(ties, 1)).to_vector<std::int64_t>());
+      check_close(emulate({nf::sum(x)}, {}, *limits)[0], nf::Array(nf::sum(x)), 1e-5);
+    }
+    nf::Array in_place = b.copy();
+    emulate({layernorm(in_place)}, {in_place}, *limits);
+    check_close(in_place, nf::Array(layernorm(b)), 1e-4);
   }
 }
