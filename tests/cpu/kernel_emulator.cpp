@@ -91,18 +91,21 @@ extern "C" void nf_emulate(unsigned blocks, unsigned threads, void** args) {
   nf_emu_warps.clear();
   for (unsigned w = 0; w < (threads + 31) / 32; ++w)
     nf_emu_warps.push_back(std::make_unique<std::barrier<>>(threads - w * 32 < 32 ? threads - w * 32 : 32));
-  for (unsigned b = 0; b < blocks; ++b) {
-    std::vector<std::thread> team;
-    for (unsigned t = 0; t < threads; ++t) {
-      team.emplace_back([=] {
-        threadIdx = {t, 0, 0};
+  // One team of threads runs the blocks in turn, meeting between blocks so
+  // that no block starts while the last still uses its shared memory.
+  std::vector<std::thread> team;
+  for (unsigned t = 0; t < threads; ++t) {
+    team.emplace_back([=] {
+      threadIdx = {t, 0, 0};
+      for (unsigned b = 0; b < blocks; ++b) {
         blockIdx = {b, 0, 0};
         )" +
          name + "(" + call + R"();
-      });
-    }
-    for (auto& th : team) th.join();
+        nf_emu_block->arrive_and_wait();
+      }
+    });
   }
+  for (auto& th : team) th.join();
 }
 )";
 }
@@ -120,7 +123,7 @@ EmulatedKernel::EmulatedKernel(const std::string& source, const std::string& nam
     out << kShim << source << entry(name, parameter_types(source, name));
   }
   const std::string command = std::string(NF_TEST_CXX) +
-                              " -std=c++20 -O1 -w -fPIC -shared -pthread -o " + so.string() + " " +
+                              " -std=c++20 -O0 -w -fPIC -shared -pthread -o " + so.string() + " " +
                               cpp.string() + " 2> " + (dir / "log").string();
   if (std::system(command.c_str()) != 0) {
     std::ifstream log(dir / "log");

@@ -123,21 +123,22 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   return outputs;
 }
 
-// Close in the dtype's precision; NaNs and infinities where the reference has them.
+// Close in the dtype's precision; NaNs and infinities where the reference has
+// them. Reports the first element that is not.
 void check_close(const nf::Array& got, const nf::Array& want, double rel) {
   REQUIRE(got.shape() == want.shape());
   const std::vector<double> g = nf::Array(nf::astype(got, nf::f64)).to_vector<double>();
   const std::vector<double> w = nf::Array(nf::astype(want, nf::f64)).to_vector<double>();
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    INFO("element " << i);
-    if (w[i] != w[i]) {
-      CHECK(g[i] != g[i]);
-    } else if (std::isinf(w[i])) {
-      CHECK(g[i] == w[i]);
-    } else {
-      CHECK(g[i] == Approx(w[i]).epsilon(rel).margin(rel));
-    }
+  std::size_t bad = g.size();
+  for (std::size_t i = 0; i < g.size() && bad == g.size(); ++i) {
+    const bool ok = w[i] != w[i]       ? g[i] != g[i]
+                    : std::isinf(w[i]) ? g[i] == w[i]
+                                       : std::fabs(g[i] - w[i]) <= rel * (1 + std::fabs(w[i]));
+    if (!ok) bad = i;
   }
+  INFO("element " << bad << ": " << (bad < g.size() ? g[bad] : 0.0) << " where "
+                  << (bad < g.size() ? w[bad] : 0.0) << " was expected");
+  CHECK(bad == g.size());
 }
 
 nf::Expr layernorm(const nf::Expr& a) {
