@@ -89,9 +89,11 @@ class Generator {
       k_.signature += ";stage" + std::to_string(stage_) + "/" + std::to_string(kernels());
     k_.name = kernel_name("reduce", k_.signature);
     k_.threads = s_.tr * s_.to;
-    k_.blocks = split() ? numel(s_.kept) * s_.chunks : (numel(s_.kept) + s_.to - 1) / s_.to;
+    k_.blocks = (numel(s_.kept) + s_.to - 1) / s_.to * s_.chunks;
     if (split()) {
-      for (const Term& t : terms_) k_.workspace_bytes.push_back(acc_bytes(t) * k_.blocks);
+      for (const Term& t : terms_) {
+        k_.workspace_bytes.push_back(acc_bytes(t) * numel(s_.kept) * s_.chunks);
+      }
     }
     const std::string text = kernel_text();  // also lists the parameters
     if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
@@ -363,7 +365,7 @@ class Generator {
       b += "#pragma unroll\n  for (int k = 0; k < " + std::to_string(s_.per) + "; ++k) {\n";
       b += "    const nf_idx g = tr + (nf_idx)k * " + TR + ";\n";
     } else {
-      b += split() ? "  for (nf_idx g = g0 + tr; g < g1; g += " + TR + ") {\n"
+      b += split() ? "  for (nf_idx g = g0 + tr; live && g < g1; g += " + TR + ") {\n"
                    : "  for (nf_idx g = tr; live && g < groups; g += " + TR + ") {\n";
       for (int i : values) {
         if (!vec || !is_read(i)) continue;
@@ -520,8 +522,8 @@ class Generator {
       if (t.round != round) continue;
       const std::string K = t.name.substr(1);
       b += "  " + acc_type(t) + " " + t.name + " = " + identity(t) + ";\n";
-      b += "  for (nf_idx j = tr; j < chunks; j += " + std::to_string(s_.tr) + ") " + t.name +
-           " = " + combine_op(t.kind) + "(" + t.name + ", ws" + K + "[o * chunks + j]);\n";
+      b += "  for (nf_idx j = tr; live && j < chunks; j += " + std::to_string(s_.tr) + ") " +
+           t.name + " = " + combine_op(t.kind) + "(" + t.name + ", ws" + K + "[o * chunks + j]);\n";
     }
     return b + combine(round, true);
   }
@@ -550,7 +552,7 @@ class Generator {
     std::string b;
     for (const Term& t : terms_) {
       if (t.round != round) continue;
-      b += "  if (tr == 0) ws" + t.name.substr(1) + "[o * chunks + c] = " + t.name + ";\n";
+      b += "  if (live && tr == 0) ws" + t.name.substr(1) + "[o * chunks + c] = " + t.name + ";\n";
     }
     return b;
   }
@@ -591,8 +593,8 @@ class Generator {
               "] = " + store_expr(s_.writes[w].dtype, names_.at(step_.writes[w])) + ";\n";
     }
     if (!rows.empty()) {
-      b += std::string("  // outputs per output element\n  if (") + (split() ? "c == 0" : "live") +
-           " && tr == 0) {\n" + rows + "  }\n";
+      b += std::string("  // outputs per output element\n  if (") +
+           (split() ? "live && c == 0" : "live") + " && tr == 0) {\n" + rows + "  }\n";
     }
     return b;
   }
@@ -680,11 +682,12 @@ class Generator {
         "// numfuse reduction kernel " + k_.name + "\n// signature: " + k_.signature + "\n";
     if (split()) {
       src += "//\n// Kernel " + std::to_string(stage_) + " of " + std::to_string(kernels()) +
-             " of a reduction over rows too long for one block:\n// each block takes a chunk of " +
+             " of a reduction whose outputs have too many elements for one\n"
+             "// block each: a block takes a chunk of " +
              std::to_string(s_.chunk) + " group(s) of " + std::to_string(s_.vec) +
-             " element(s) of one row. Kernel k combines the\n// partial results of the passes "
-             "before it, then writes its chunk's partial result\n// of pass k; the last kernel "
-             "writes the outputs.\n";
+             " element(s) of its\n// outputs. Kernel k combines the partial results of the "
+             "passes before it,\n// then writes its chunk's partial result of pass k; the last "
+             "kernel writes\n// the outputs.\n";
     } else {
       src += "//\n// Each output element (a row, or a column) is reduced by " + TR +
              " threads; a block\n// takes " + TO + " outputs. ";
@@ -701,17 +704,16 @@ class Generator {
            k_.name + "(\n" + params + ") {\n";
     src +=
         "  __shared__ __align__(16) unsigned char nf_smem[" + std::to_string(slots * 16) + "];\n";
-    if (split()) {
-      src += "  const int tr = threadIdx.x;\n";
-      src += "  const nf_idx o = (nf_idx)blockIdx.x / chunks;\n";
-      src += "  const nf_idx c = (nf_idx)blockIdx.x % chunks;\n";
-    } else if (s_.columns) {
+    // A split step's block takes chunk c of the outputs of tile blockIdx.x / chunks.
+    const std::string tile = split() ? "((nf_idx)blockIdx.x / chunks)" : "(nf_idx)blockIdx.x";
+    if (s_.columns) {
       src += "  const int tr = threadIdx.x / " + TO + ";\n";
-      src += "  const nf_idx o = (nf_idx)blockIdx.x * " + TO + " + threadIdx.x % " + TO + ";\n";
+      src += "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x % " + TO + ";\n";
     } else {
       src += "  const int tr = threadIdx.x % " + TR + ";\n";
-      src += "  const nf_idx o = (nf_idx)blockIdx.x * " + TO + " + threadIdx.x / " + TR + ";\n";
+      src += "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x / " + TR + ";\n";
     }
+    if (split()) src += "  const nf_idx c = (nf_idx)blockIdx.x % chunks;\n";
     src += "  const bool live = o < rows;\n";
     src += s_.vec > 1 ? "  const nf_idx groups = n / " + std::to_string(s_.vec) + ";\n"
                       : "  const nf_idx groups = n;\n";

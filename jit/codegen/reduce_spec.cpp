@@ -21,6 +21,14 @@ int pow2_at_least(std::int64_t v) {
   return p;
 }
 
+// Splits each output's `groups` into chunks where its elements are too many
+// to hold and the `blocks` of outputs too few to fill a device.
+void split(ReduceSpec& spec, std::int64_t groups, std::int64_t blocks, const ReduceLimits& limits) {
+  if (spec.per != 0 || blocks >= limits.split_below || groups <= limits.chunk_groups) return;
+  spec.chunks = std::min((groups + limits.chunk_groups - 1) / limits.chunk_groups, kMaxChunks);
+  spec.chunk = (groups + spec.chunks - 1) / spec.chunks;
+}
+
 bool reduced_axis(const std::vector<int>& axes, int d) {
   return std::find(axes.begin(), axes.end(), d) != axes.end();
 }
@@ -99,11 +107,13 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   if (lead && !spec.kept.empty() && numel(spec.kept) > 1) {
     spec.columns = std::llabs(lead->kept.back()) < std::llabs(lead->reduced.back());
   }
+  const std::int64_t rows = numel(spec.kept);
   if (spec.columns) {
     spec.to = 32;
     spec.tr = kBlock / spec.to;
     const std::int64_t held = (n + spec.tr - 1) / spec.tr;
     spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
+    split(spec, n, (rows + spec.to - 1) / spec.to, limits);
     return spec;
   }
 
@@ -133,13 +143,11 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   spec.to = std::max(1, kBlock / spec.tr);
   const std::int64_t held = (groups + spec.tr - 1) / spec.tr;
   spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
-  const std::int64_t rows = numel(spec.kept);
   if (spec.per == 0 && rows < limits.split_below && groups > limits.chunk_groups) {
     spec.tr = kSplitThreads;
     spec.to = 1;
-    spec.chunks = std::min((groups + limits.chunk_groups - 1) / limits.chunk_groups, kMaxChunks);
-    spec.chunk = (groups + spec.chunks - 1) / spec.chunks;
   }
+  split(spec, groups, rows, limits);
   return spec;
 }
 

@@ -43,19 +43,19 @@ struct ReduceSpec {
   int to = 1;   // outputs per block
   int per = 0;  // groups each thread holds in registers; 0: read again for each pass
   int vec = 1;  // elements per group: one vector load where rows are contiguous
-  // Rows too long for one block, and too few to fill the device, are split
-  // into `chunks` of `chunk` groups, one block each, and each pass becomes a
-  // kernel: blocks write their partial results, and the next kernel
-  // combines them in a fixed order before its own pass.
+  // Outputs of too many elements to hold, too few to fill a device, are
+  // split into `chunks` of `chunk` groups each, a block per chunk, and each
+  // pass becomes a kernel: blocks write their partial results, and the next
+  // kernel combines them in a fixed order before its own pass.
   std::int64_t chunks = 1;
   std::int64_t chunk = 0;
 };
 
 // Where the walks change; tests lower them to reach every walk on small shapes.
 struct ReduceLimits {
-  int max_held = 8;               // groups a thread holds in registers at most
-  std::int64_t split_below = 64;  // rows that cannot fill a device, when too long to hold
-  int chunk_groups = 4096;        // groups of one chunk of a split row
+  int max_held = 8;                // groups a thread holds in registers at most
+  std::int64_t split_below = 128;  // blocks of outputs too few to fill a device
+  int chunk_groups = 4096;         // groups of one chunk of a split row
 };
 
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,

@@ -91,12 +91,13 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[c
   CHECK(streamed.find("v_in0") == std::string::npos);
 }
 
-TEST_CASE("rows too long for one block and too few to fill a device are split", "[codegen]") {
+TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[codegen]") {
   // One kernel per pass, then one for the stores.
   CHECK(nf::plan({layernorm(nf::ones({1, 1 << 24}))}).kernel_count() == 3);
   CHECK(nf::plan({softmax(nf::ones({2, 1 << 20}))}).kernel_count() == 3);
   CHECK(nf::plan({nf::sum(nf::ones({4096, 4096}))}).kernel_count() == 2);
   CHECK(nf::plan({nf::argmax(nf::ones({1 << 22}))}).kernel_count() == 2);
+  CHECK(nf::plan({nf::sum(nf::ones({32768, 1024}), 0)}).kernel_count() == 2);
   // Held rows and many long rows stay one kernel.
   CHECK(nf::plan({layernorm(nf::ones({1024, 32768}))}).kernel_count() == 1);
   CHECK(nf::plan({layernorm(nf::ones({512, 1 << 16}))}).kernel_count() == 1);

@@ -275,3 +275,18 @@ TEST_CASE("emulated: rows read again for each pass, and rows split across blocks
     check_close(in_place, nf::Array(layernorm(b)), 1e-4);
   }
 }
+
+TEST_CASE("emulated: long columns split across blocks", "[emulated]") {
+  nf::jit::ReduceLimits split;
+  split.max_held = 0;
+  split.chunk_groups = 64;
+  nf::Array a = nf::rand({300, 37}) + 0.5f;
+  check_close(emulate({a / nf::sum(a, 0)}, {}, split)[0], nf::Array(a / nf::sum(a, 0)), 1e-5);
+  check_close(emulate({nf::var(a, 0)}, {}, split)[0], nf::Array(nf::var(a, 0)), 1e-5);
+  nf::Array ties = nf::floor(a * 3);
+  CHECK(emulate({nf::argmin(ties, 0)}, {}, split)[0].to_vector<std::int64_t>() ==
+        nf::Array(nf::argmin(ties, 0)).to_vector<std::int64_t>());
+  nf::Array in_place = a.copy();
+  emulate({in_place - nf::mean(in_place, 0)}, {in_place}, split);
+  check_close(in_place, nf::Array(a - nf::mean(a, 0)), 1e-5);
+}
