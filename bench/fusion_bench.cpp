@@ -22,8 +22,11 @@
 #include "cuda/kernels.hpp"
 #include "cuda/memory.hpp"
 #include "cuda/timing.hpp"
+#include "workloads.hpp"
 
 namespace {
+
+using bench::chain;
 
 struct Result {
   std::string work, shape, fw;
@@ -70,13 +73,6 @@ std::string kernel_name(const std::string& source) {
   const std::string mark = "numfuse fused kernel ";
   const std::size_t at = source.find(mark) + mark.size();
   return source.substr(at, source.find('\n', at) - at);
-}
-
-nf::Expr chain(const nf::Array& x, float a, float b) {
-  nf::Expr y = x * a + b;
-  y = y * nf::sigmoid(y);
-  y = nf::tanh(y) * 0.5f + x * x;
-  return nf::abs(y - 0.25f) + nf::exp(-x);
 }
 
 }  // namespace
