@@ -244,9 +244,10 @@ NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
   }
   Shape shape = inputs[0]->shape;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i]->shape != shape) {
-      shape = broadcast_shapes(shape, inputs[i]->shape, op_str(op).c_str());
-    }
+    // Equal shapes and 0-d operands (C++ scalars) need no broadcasting.
+    const Shape& s = inputs[i]->shape;
+    if (s == shape || s.empty()) continue;
+    shape = shape.empty() ? s : broadcast_shapes(shape, s, op_str(op).c_str());
   }
   // where(): the condition takes no part in promotion.
   const bool select = info.rule == ResultRule::select;
@@ -254,12 +255,10 @@ NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
   const DType operand = operand_dtype(op, p.dtype);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const DType want = (select && i == 0) ? bool_ : operand;
-    if (p.weak) {
-      // All-weak expressions stay weak; only their kind matters.
-      if (inputs[i]->dtype != want) inputs[i] = make_cast(inputs[i], want);
-    } else {
-      inputs[i] = make_cast(inputs[i], want);
-    }
+    // All-weak expressions stay weak; only their kind matters. Inputs that
+    // need no cast keep their pointer untouched (no reference-count traffic).
+    const bool cast = inputs[i]->dtype != want || (!p.weak && inputs[i]->weak);
+    if (cast) inputs[i] = make_cast(inputs[i], want);
   }
   Node n = node(op, result_dtype(op, p.dtype), std::move(shape), std::move(inputs));
   n.weak = p.weak;
