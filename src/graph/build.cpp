@@ -152,6 +152,13 @@ Promoted promote(const std::vector<NodePtr>& all, std::size_t first, OpId op) {
   return {p, false};
 }
 
+// The same view of the same storage; a live leaf holds its storage, so an
+// equal address is the same buffer.
+bool same_view(const Array& a, const Array& b) {
+  return a.storage() == b.storage() && a.dtype() == b.dtype() && a.offset() == b.offset() &&
+         a.shape() == b.shape() && a.strides() == b.strides();
+}
+
 }  // namespace
 
 NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs) {
@@ -161,9 +168,17 @@ NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs) {
 }
 
 NodePtr make_leaf(const Array& a) {
+  // A statement often names one array several times (`x * x`, `exp(-x)`),
+  // and the planner merges their equal leaves anyway; while the last leaf
+  // this thread made is alive, a view equal to it reuses it rather than
+  // building a node of five allocations again.
+  thread_local std::weak_ptr<const Node> last;
+  if (NodePtr n = last.lock(); n && same_view(*n->array, a)) return n;
   Node n = node(OpId::leaf, a.dtype(), a.shape());
   n.array = std::make_shared<const Array>(a);
-  return finish(std::move(n));
+  NodePtr leaf = finish(std::move(n));
+  last = leaf;
+  return leaf;
 }
 
 NodePtr make_weak_float(double v) {
