@@ -37,26 +37,27 @@ class Builder {
   }
 
   int visit(const NodePtr& root) {
+    if (const int id = done(*root); id >= 0) return id;
     // Iterative post-order: expressions grown in loops can be very deep. The
-    // stack holds the owning pointers, which live in the parents' inputs.
+    // stack holds the owning pointers, which live in the parents' inputs. A
+    // child is pushed only when not yet done, and is finished before anything
+    // else, so each node is added once and the root is finished last.
     auto& stack = stack_;
     stack.push_back({&root, 0});
+    int id = -1;
     while (!stack.empty()) {
       auto& [owner, next] = stack.back();
       const Node& node = **owner;
-      if (next == 0 && done(node) >= 0) {
-        stack.pop_back();
-        continue;
-      }
       if (next < node.inputs.size()) {
         const NodePtr& child = node.inputs[next++];
         if (done(*child) < 0) stack.push_back({&child, 0});
         continue;
       }
-      done_.insert(key(node), add(*owner));
+      id = add(*owner);
+      done_.insert(key(node), id);
       stack.pop_back();
     }
-    return done(*root);
+    return id;
   }
 
  private:
