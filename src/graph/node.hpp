@@ -42,8 +42,8 @@ struct Node {
   Node() = default;
   Node(const Node&) = default;
   Node& operator=(const Node&) = default;
-  // Declared because the destructor is: without them every std::move of a
-  // Node under construction would copy its vectors and inputs.
+  // Declared because the destructor is: without them a moved Node would be
+  // copied, vectors and inputs and all.
   Node(Node&&) = default;
   Node& operator=(Node&&) = default;
   // Tears long chains down iteratively: an expression grown in a loop may be

@@ -42,20 +42,19 @@ class Builder {
     // stack holds the owning pointers, which live in the parents' inputs. A
     // child is pushed only when not yet done, and is finished before anything
     // else, so each node is added once and the root is finished last.
-    auto& stack = stack_;
-    stack.push_back({&root, 0});
+    stack_.push_back({&root, 0});
     int id = -1;
-    while (!stack.empty()) {
-      auto& [owner, next] = stack.back();
+    while (!stack_.empty()) {
+      auto& [owner, next] = stack_.back();
       const Node& node = **owner;
       if (next < node.inputs.size()) {
         const NodePtr& child = node.inputs[next++];
-        if (done(*child) < 0) stack.push_back({&child, 0});
+        if (done(*child) < 0) stack_.push_back({&child, 0});
         continue;
       }
       id = add(*owner);
       done_.insert(key(node), id);
-      stack.pop_back();
+      stack_.pop_back();
     }
     return id;
   }
