@@ -10,7 +10,7 @@
 #include "cuda/devices.hpp"
 #include "cuda/timing.hpp"
 
-namespace nfbench {
+namespace bench {
 
 // Median device microseconds per call of f, over batches sized to ~20 ms.
 inline double time_us(const std::function<void()>& f) {
@@ -40,4 +40,4 @@ inline double wall_us(const std::function<void()>& f, int calls = 4000) {
   return us.count() / calls;
 }
 
-}  // namespace nfbench
+}  // namespace bench

@@ -21,8 +21,11 @@
 #include "cuda/devices.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/memory.hpp"
+#include "workloads.hpp"
 
 namespace {
+
+using bench::chain;
 
 struct Result {
   std::string work, shape, fw;
@@ -40,9 +43,9 @@ void report(const std::string& work, const std::string& shape, const std::string
 
 void fused_and_unfused(const std::string& work, const std::string& shape, double bytes,
                        const std::function<void()>& f) {
-  report(work, shape, "numfuse", nfbench::time_us(f), bytes);
+  report(work, shape, "numfuse", bench::time_us(f), bytes);
   setenv("NF_FUSION", "off", 1);
-  report(work, shape, "numfuse-unfused", nfbench::time_us(f), bytes);
+  report(work, shape, "numfuse-unfused", bench::time_us(f), bytes);
   unsetenv("NF_FUSION");
 }
 
@@ -51,13 +54,6 @@ std::string kernel_name(const std::string& source) {
   const std::string mark = "numfuse fused kernel ";
   const std::size_t at = source.find(mark) + mark.size();
   return source.substr(at, source.find('\n', at) - at);
-}
-
-nf::Expr chain(const nf::Array& x, float a, float b) {
-  nf::Expr y = x * a + b;
-  y = y * nf::sigmoid(y);
-  y = nf::tanh(y) * 0.5f + x * x;
-  return nf::abs(y - 0.25f) + nf::exp(-x);
 }
 
 }  // namespace
@@ -77,7 +73,7 @@ int main(int argc, char** argv) {
     const std::size_t bytes = std::size_t(8192) * 8192 * 4;
     auto a = nf::cuda::allocate_device(0, bytes), b = nf::cuda::allocate_device(0, bytes);
     const double us =
-        nfbench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
+        bench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
     report("copy", "(8192, 8192)", "cudaMemcpy", us, 2.0 * bytes);
   }
   {
@@ -115,10 +111,10 @@ int main(int argc, char** argv) {
       std::printf("{\"work\":\"%s\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",
                   work, us);
     };
-    row("chain8-wall", nfbench::wall_us([&] { y = chain(x, 1.5f, 0.25f); }));
-    row("chain8-build-only", nfbench::wall_us([&] { nf::Expr e = chain(x, 1.5f, 0.25f); }));
-    row("scale-wall", nfbench::wall_us([&] { y = x * 2.0f; }));
-    row("alloc-free", nfbench::wall_us([&] { nf::Array t = nf::empty({128, 784}); }));
+    row("chain8-wall", bench::wall_us([&] { y = chain(x, 1.5f, 0.25f); }));
+    row("chain8-build-only", bench::wall_us([&] { nf::Expr e = chain(x, 1.5f, 0.25f); }));
+    row("scale-wall", bench::wall_us([&] { y = x * 2.0f; }));
+    row("alloc-free", bench::wall_us([&] { nf::Array t = nf::empty({128, 784}); }));
   }
   // A kernel's first use in a process: NVRTC compiling it (cold), or the
   // disk cache's checked read plus loading the image (warm).

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     {
       auto a = nf::cuda::allocate_device(0, bytes), b = nf::cuda::allocate_device(0, bytes);
       copy_us =
-          nfbench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
+          bench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
     }
     rows.push_back({"copy", shape, copy_us, gbps(copy_us), 1.0, -1});
     std::printf(
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     nf::Array y;
     for (const Workload& w : workloads) {
       const int kernels = nf::plan({w.expr(x)}).kernel_count();
-      const double us = nfbench::time_us([&] { y = w.expr(x); });
+      const double us = bench::time_us([&] { y = w.expr(x); });
       rows.push_back({w.name, shape, us, gbps(us), copy_us / us, kernels});
       std::printf(
           "{\"work\":\"%s\",\"shape\":\"%s\",\"fw\":\"numfuse\",\"us\":%.2f,"
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     for (const Workload& w : workloads) {
       y = w.expr(x);
       nf::cuda::synchronize(0);
-      const double us = nfbench::wall_us([&] { y = w.expr(x); }, quick ? 500 : 4000);
+      const double us = bench::wall_us([&] { y = w.expr(x); }, quick ? 500 : 4000);
       walls.emplace_back(std::string(w.name) + "-wall", us);
       std::printf(
           "{\"work\":\"%s-wall\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",

@@ -4,8 +4,6 @@
 #include <shared_mutex>
 #include <unordered_map>
 
-#include "plan/statement_key.hpp"
-
 namespace nf {
 namespace {
 
@@ -29,15 +27,25 @@ Table& table() {
 
 }  // namespace
 
+std::shared_ptr<const CachedPlan> find_cuda_plan(const StatementKey& key) {
+  Table& t = table();
+  std::shared_lock<std::shared_mutex> lock(t.mutex);
+  auto it = t.plans.find(key);
+  return it != t.plans.end() ? it->second : nullptr;
+}
+
+std::shared_ptr<const CachedPlan> remember_cuda_plan(StatementKey key,
+                                                     std::shared_ptr<const CachedPlan> plan) {
+  Table& t = table();
+  std::unique_lock<std::shared_mutex> lock(t.mutex);
+  if (t.plans.size() >= kMaxEntries) t.plans.clear();
+  return t.plans.emplace(std::move(key), std::move(plan)).first->second;
+}
+
 std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<Array>& outputs,
                                             const ScheduleOptions& options) {
   StatementKey key = statement_key(p, outputs, options);
-  Table& t = table();
-  {
-    std::shared_lock<std::shared_mutex> lock(t.mutex);
-    auto it = t.plans.find(key);
-    if (it != t.plans.end()) return it->second;
-  }
+  if (auto hit = find_cuda_plan(key)) return hit;
   // Two threads missing at once both plan; the kernel table still compiles
   // each kernel once, and either plan is right.
   auto plan = std::make_shared<CachedPlan>();
@@ -45,9 +53,7 @@ std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<
   if (cuda::runs_on_gpu(plan->schedule)) {
     plan->launches = cuda::prepare(p, plan->schedule, outputs, outputs[0].device().index);
   }
-  std::unique_lock<std::shared_mutex> lock(t.mutex);
-  if (t.plans.size() >= kMaxEntries) t.plans.clear();
-  return t.plans.emplace(std::move(key), std::move(plan)).first->second;
+  return remember_cuda_plan(std::move(key), std::move(plan));
 }
 
 }  // namespace nf

@@ -9,6 +9,7 @@
 #include "cuda/executor.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
+#include "plan/statement_key.hpp"
 
 namespace nf {
 
@@ -21,5 +22,12 @@ struct CachedPlan {
 // entries hold no arrays, only structure and loaded kernels.
 std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<Array>& outputs,
                                             const ScheduleOptions& options);
+
+// The table behind cuda_plan, apart so that a benchmark can time a hit where
+// no GPU can prepare launches. find: the plan cached under `key`, or null.
+// remember: caches `plan` under `key` unless one is there; returns the cached one.
+std::shared_ptr<const CachedPlan> find_cuda_plan(const StatementKey& key);
+std::shared_ptr<const CachedPlan> remember_cuda_plan(StatementKey key,
+                                                     std::shared_ptr<const CachedPlan> plan);
 
 }  // namespace nf

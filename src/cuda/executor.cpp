@@ -126,19 +126,30 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
   return out;
 }
 
-// Parameter values for cudaLaunchKernel, each in its own aligned slot.
+// Parameter values for cudaLaunchKernel, each in its own aligned slot. They
+// live on the stack when they fit, as almost every kernel's do, so that a
+// launch allocates nothing.
 class Args {
  public:
-  explicit Args(std::size_t words) : words_(words) { pointers_.reserve(words); }
+  explicit Args(std::size_t words) {
+    if (words > kInline) {
+      heap_words_.resize(words);
+      heap_pointers_.resize(words);  // every parameter takes at least one word
+      words_ = heap_words_.data();
+      pointers_ = heap_pointers_.data();
+    }
+  }
+  Args(const Args&) = delete;
+  Args& operator=(const Args&) = delete;
   template <class T>
   void add(const T& v) {
     static_assert(sizeof(T) <= 8);
     add_bytes(&v, sizeof v);
   }
   void add_bytes(const void* bytes, std::size_t size) {
-    void* slot = words_.data() + used_;
+    void* slot = words_ + used_;
     std::memcpy(slot, bytes, size);
-    pointers_.push_back(slot);
+    pointers_[count_++] = slot;
     used_ += (size + 7) / 8;
   }
   // A constant in the compute type of its dtype; an f16 constant holds what
@@ -163,12 +174,18 @@ class Args {
         return add(float(n.fvalue));
     }
   }
-  void** pointers() { return pointers_.data(); }
+  void** pointers() { return pointers_; }
 
  private:
-  std::vector<std::uint64_t> words_;
+  static constexpr std::size_t kInline = 48;
+  std::uint64_t inline_words_[kInline];
+  void* inline_pointers_[kInline];
+  std::vector<std::uint64_t> heap_words_;
+  std::vector<void*> heap_pointers_;
+  std::uint64_t* words_ = inline_words_;
+  void** pointers_ = inline_pointers_;
   std::size_t used_ = 0;
-  std::vector<void*> pointers_;
+  std::size_t count_ = 0;
 };
 
 class Runner {

@@ -64,7 +64,8 @@ void place(Node& n) {
   }
 }
 
-NodePtr finish(Node n) {
+NodePtr finish(std::shared_ptr<Node> made) {
+  Node& n = *made;
   place(n);
   Hasher h;
   h.add(n.op).add(n.dtype).add(n.weak).add_vec(n.shape);
@@ -78,15 +79,18 @@ NodePtr finish(Node n) {
     h.add(n.array->storage().get()).add(n.array->offset()).add_vec(n.array->strides());
   }
   n.hash = h.digest();
-  return std::make_shared<Node>(std::move(n));
+  return made;
 }
 
-Node node(OpId op, DType t, Shape shape, std::vector<NodePtr> inputs = {}) {
-  Node n;
-  n.op = op;
-  n.dtype = t;
-  n.shape = std::move(shape);
-  n.inputs = std::move(inputs);
+// Nodes are made in the block their shared pointer owns and filled in there:
+// moving a finished Node (some 170 bytes) into the block, then destroying the
+// emptied original, cost a tenth of building chain8.
+std::shared_ptr<Node> node(OpId op, DType t, Shape shape, std::vector<NodePtr> inputs = {}) {
+  auto n = std::make_shared<Node>();
+  n->op = op;
+  n->dtype = t;
+  n->shape = std::move(shape);
+  n->inputs = std::move(inputs);
   return n;
 }
 
@@ -152,53 +156,68 @@ Promoted promote(const std::vector<NodePtr>& all, std::size_t first, OpId op) {
   return {p, false};
 }
 
+// The same view of the same storage; a live leaf holds its storage, so an
+// equal address is the same buffer.
+bool same_view(const Array& a, const Array& b) {
+  return a.storage() == b.storage() && a.dtype() == b.dtype() && a.offset() == b.offset() &&
+         a.shape() == b.shape() && a.strides() == b.strides();
+}
+
 }  // namespace
 
 NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs) {
-  Node copy = n;
-  copy.inputs = std::move(inputs);
+  auto copy = std::make_shared<Node>(n);
+  copy->inputs = std::move(inputs);
   return finish(std::move(copy));
 }
 
 NodePtr make_leaf(const Array& a) {
-  Node n = node(OpId::leaf, a.dtype(), a.shape());
-  n.array = std::make_shared<const Array>(a);
-  return finish(std::move(n));
+  // A statement often names one array several times (`x * x`, `exp(-x)`),
+  // and the planner merges their equal leaves anyway; while the last leaf
+  // this thread made is alive, a view equal to it reuses it rather than
+  // building a node of five allocations again.
+  thread_local std::weak_ptr<const Node> last;
+  if (NodePtr n = last.lock(); n && same_view(*n->array, a)) return n;
+  auto n = node(OpId::leaf, a.dtype(), a.shape());
+  n->array = std::make_shared<const Array>(a);
+  NodePtr leaf = finish(std::move(n));
+  last = leaf;
+  return leaf;
 }
 
 NodePtr make_weak_float(double v) {
-  Node n = node(OpId::constant, f64, {});
-  n.weak = true;
-  n.fvalue = v;
+  auto n = node(OpId::constant, f64, {});
+  n->weak = true;
+  n->fvalue = v;
   return finish(std::move(n));
 }
 
 NodePtr make_weak_int(std::int64_t v) {
-  Node n = node(OpId::constant, i64, {});
-  n.weak = true;
-  n.ivalue = v;
-  n.fvalue = static_cast<double>(v);
+  auto n = node(OpId::constant, i64, {});
+  n->weak = true;
+  n->ivalue = v;
+  n->fvalue = static_cast<double>(v);
   return finish(std::move(n));
 }
 
 NodePtr make_weak_bool(bool v) {
-  Node n = node(OpId::constant, bool_, {});
-  n.weak = true;
-  n.ivalue = v;
-  n.fvalue = v;
+  auto n = node(OpId::constant, bool_, {});
+  n->weak = true;
+  n->ivalue = v;
+  n->fvalue = v;
   return finish(std::move(n));
 }
 
 NodePtr make_constant(double v, DType t) {
-  Node n = node(OpId::constant, t, {});
-  n.fvalue = v;
-  n.ivalue = t == bool_ ? v != 0 : saturate_to_i64(v);
+  auto n = node(OpId::constant, t, {});
+  n->fvalue = v;
+  n->ivalue = t == bool_ ? v != 0 : saturate_to_i64(v);
   return finish(std::move(n));
 }
 
 NodePtr make_iota(const Shape& shape, int axis, DType t) {
-  Node n = node(OpId::iota, t, shape);
-  n.ivalue = normalize_axis(axis, int(shape.size()), "iota");
+  auto n = node(OpId::iota, t, shape);
+  n->ivalue = normalize_axis(axis, int(shape.size()), "iota");
   return finish(std::move(n));
 }
 
@@ -211,9 +230,9 @@ NodePtr make_random(OpId op, const Shape& shape, DType t, std::uint64_t seed,
   for (auto d : shape) {
     if (d < 0) throw ShapeError(op_str(op) + ": negative dimension in shape " + to_string(shape));
   }
-  Node n = node(op, t, shape);
-  n.seed = seed;
-  n.stream = stream;
+  auto n = node(op, t, shape);
+  n->seed = seed;
+  n->stream = stream;
   return finish(std::move(n));
 }
 
@@ -221,15 +240,15 @@ NodePtr make_cast(const NodePtr& x, DType t) {
   if (x->dtype == t && !x->weak) return x;
   if (x->op == OpId::constant) {
     // Fold: a constant cast is a constant of the new dtype.
-    Node n = *x;
-    n.dtype = t;
-    n.weak = false;
+    auto n = std::make_shared<Node>(*x);
+    n->dtype = t;
+    n->weak = false;
     if (!is_floating(x->dtype)) {
-      n.fvalue = double(x->ivalue);
+      n->fvalue = double(x->ivalue);
     } else if (t == bool_) {
-      n.ivalue = x->fvalue != 0;
+      n->ivalue = x->fvalue != 0;
     } else if (!is_floating(t)) {
-      n.ivalue = saturate_to_i64(x->fvalue);
+      n->ivalue = saturate_to_i64(x->fvalue);
     }
     return finish(std::move(n));
   }
@@ -244,9 +263,10 @@ NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
   }
   Shape shape = inputs[0]->shape;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i]->shape != shape) {
-      shape = broadcast_shapes(shape, inputs[i]->shape, op_str(op).c_str());
-    }
+    // Equal shapes and 0-d operands (C++ scalars) need no broadcasting.
+    const Shape& s = inputs[i]->shape;
+    if (s == shape || s.empty()) continue;
+    shape = shape.empty() ? s : broadcast_shapes(shape, s, op_str(op).c_str());
   }
   // where(): the condition takes no part in promotion.
   const bool select = info.rule == ResultRule::select;
@@ -254,15 +274,13 @@ NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
   const DType operand = operand_dtype(op, p.dtype);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const DType want = (select && i == 0) ? bool_ : operand;
-    if (p.weak) {
-      // All-weak expressions stay weak; only their kind matters.
-      if (inputs[i]->dtype != want) inputs[i] = make_cast(inputs[i], want);
-    } else {
-      inputs[i] = make_cast(inputs[i], want);
-    }
+    // All-weak expressions stay weak; only their kind matters. Inputs that
+    // need no cast keep their pointer untouched (no reference-count traffic).
+    const bool cast = inputs[i]->dtype != want || (!p.weak && inputs[i]->weak);
+    if (cast) inputs[i] = make_cast(inputs[i], want);
   }
-  Node n = node(op, result_dtype(op, p.dtype), std::move(shape), std::move(inputs));
-  n.weak = p.weak;
+  auto n = node(op, result_dtype(op, p.dtype), std::move(shape), std::move(inputs));
+  n->weak = p.weak;
   return finish(std::move(n));
 }
 
@@ -283,10 +301,10 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
   }
   if (ddof < 0) throw ValueError(op_str(op) + ": ddof must be >= 0, got " + std::to_string(ddof));
   const DType operand = operand_dtype(op, x->dtype);
-  Node n = node(op, result_dtype(op, x->dtype), std::move(shape), {make_cast(x, operand)});
-  n.axes = std::move(ax);
-  n.ivalue = ddof;
-  n.weak = x->weak;
+  auto n = node(op, result_dtype(op, x->dtype), std::move(shape), {make_cast(x, operand)});
+  n->axes = std::move(ax);
+  n->ivalue = ddof;
+  n->weak = x->weak;
   return finish(std::move(n));
 }
 
@@ -307,8 +325,8 @@ NodePtr make_reshape(const NodePtr& x, Shape shape) {
                      " (size " + std::to_string(n) + ") into shape " + to_string(shape));
   }
   if (shape == x->shape) return x;
-  Node r = node(OpId::reshape, x->dtype, std::move(shape), {x});
-  r.weak = x->weak;
+  auto r = node(OpId::reshape, x->dtype, std::move(shape), {x});
+  r->weak = x->weak;
   return finish(std::move(r));
 }
 
@@ -329,9 +347,9 @@ NodePtr make_permute(const NodePtr& x, std::vector<int> perm) {
     seen[perm[i]] = true;
     shape[i] = x->shape[perm[i]];
   }
-  Node n = node(OpId::permute, x->dtype, std::move(shape), {x});
-  n.axes = std::move(perm);
-  n.weak = x->weak;
+  auto n = node(OpId::permute, x->dtype, std::move(shape), {x});
+  n->axes = std::move(perm);
+  n->weak = x->weak;
   return finish(std::move(n));
 }
 
@@ -342,8 +360,8 @@ NodePtr make_broadcast(const NodePtr& x, const Shape& shape) {
                      to_string(shape));
   }
   if (shape == x->shape) return x;
-  Node n = node(OpId::broadcast, x->dtype, shape, {x});
-  n.weak = x->weak;
+  auto n = node(OpId::broadcast, x->dtype, shape, {x});
+  n->weak = x->weak;
   return finish(std::move(n));
 }
 
@@ -365,7 +383,7 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
   Shape shape = batch;
   shape.push_back(sa[sa.size() - 2]);
   shape.push_back(sb.back());
-  Node n =
+  auto n =
       node(OpId::matmul, p.dtype, std::move(shape), {make_cast(a, p.dtype), make_cast(b, p.dtype)});
   return finish(std::move(n));
 }

@@ -2,7 +2,12 @@
 
 namespace nf {
 
+// Below this depth the members' own destructors tear a tree down, recursing
+// at most this deep; the explicit walk below costs more than they do.
+constexpr std::uint32_t kRecursiveTeardownDepth = 64;
+
 Node::~Node() {
+  if (depth < kRecursiveTeardownDepth) return;
   std::vector<NodePtr> pending = std::move(inputs);
   while (!pending.empty()) {
     NodePtr n = std::move(pending.back());

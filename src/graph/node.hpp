@@ -42,6 +42,10 @@ struct Node {
   Node() = default;
   Node(const Node&) = default;
   Node& operator=(const Node&) = default;
+  // Declared because the destructor is: without them a moved Node would be
+  // copied, vectors and inputs and all.
+  Node(Node&&) = default;
+  Node& operator=(Node&&) = default;
   // Tears long chains down iteratively: an expression grown in a loop may be
   // deeper than the stack.
   ~Node();

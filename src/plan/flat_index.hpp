@@ -14,13 +14,14 @@ class FlatIndex {
     std::size_t cap = 16;
     while (cap < 2 * expected) cap *= 2;
     slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
   }
 
   // Keys may repeat: every value stored under `key` is offered to `match`
   // until it returns true. Returns the matching value, or -1.
   template <class Match>
   int find(std::uint64_t key, Match&& match) const {
-    for (std::size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
+    for (std::size_t i = home(key);; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (s.value < 0) return -1;
       if (s.key == key && match(s.value)) return s.value;
@@ -46,22 +47,24 @@ class FlatIndex {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdULL;
     key ^= key >> 33;
-    return std::size_t(key) & (slots_.size() - 1);
+    return std::size_t(key) & mask_;
   }
   void place(std::uint64_t key, int value) {
     std::size_t i = home(key);
-    while (slots_[i].value >= 0) i = (i + 1) & (slots_.size() - 1);
+    while (slots_[i].value >= 0) i = (i + 1) & mask_;
     slots_[i] = {key, value};
   }
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
+    mask_ = slots_.size() - 1;
     for (const Slot& s : old) {
       if (s.value >= 0) place(s.key, s.value);
     }
   }
 
   std::vector<Slot> slots_;
+  std::size_t mask_ = 0;  // slots_.size() - 1, a power of two less one
   std::size_t size_ = 0;
 };
 

@@ -21,30 +21,42 @@ bool same_node(const Node& a, const std::vector<int>& ia, const Node& b,
            a.array->dtype() == b.array->dtype()));
 }
 
+// A statement of a few dozen nodes is the common case; sizing for it up front
+// saves regrowing every container as the walk goes.
+constexpr std::size_t kTypicalNodes = 32;
+
 class Builder {
  public:
   Program program;
 
+  Builder() : done_(kTypicalNodes), by_hash_(kTypicalNodes) {
+    program.nodes.reserve(kTypicalNodes);
+    program.inputs.reserve(kTypicalNodes);
+    stack_.reserve(kTypicalNodes);
+    ins_.reserve(4);
+  }
+
   int visit(const NodePtr& root) {
+    if (const int id = done(*root); id >= 0) return id;
     // Iterative post-order: expressions grown in loops can be very deep. The
-    // stack holds the owning pointers, which live in the parents' inputs.
-    std::vector<std::pair<const NodePtr*, std::size_t>> stack{{&root, 0}};
-    while (!stack.empty()) {
-      auto& [owner, next] = stack.back();
+    // stack holds the owning pointers, which live in the parents' inputs. A
+    // child is pushed only when not yet done, and is finished before anything
+    // else, so each node is added once and the root is finished last.
+    stack_.push_back({&root, 0});
+    int id = -1;
+    while (!stack_.empty()) {
+      auto& [owner, next] = stack_.back();
       const Node& node = **owner;
-      if (next == 0 && done(node) >= 0) {
-        stack.pop_back();
-        continue;
-      }
       if (next < node.inputs.size()) {
         const NodePtr& child = node.inputs[next++];
-        if (done(*child) < 0) stack.push_back({&child, 0});
+        if (done(*child) < 0) stack_.push_back({&child, 0});
         continue;
       }
-      done_.insert(key(node), add(*owner));
-      stack.pop_back();
+      id = add(*owner);
+      done_.insert(key(node), id);
+      stack_.pop_back();
     }
-    return done(*root);
+    return id;
   }
 
  private:
@@ -53,27 +65,31 @@ class Builder {
 
   int add(const NodePtr& owner) {
     const Node& n = *owner;
-    std::vector<int> ins;
-    ins.reserve(n.inputs.size());
-    for (const auto& in : n.inputs) ins.push_back(done(*in));
+    // Gathered in a reused buffer: a node equal to one already added (a
+    // repeated leaf or subtree) then costs no allocation.
+    ins_.clear();
+    for (const auto& in : n.inputs) ins_.push_back(done(*in));
     const int same = by_hash_.find(
-        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins); });
+        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins_); });
     if (same >= 0) return same;
     const int id = int(program.nodes.size());
     program.nodes.push_back(owner);
-    program.inputs.push_back(std::move(ins));
+    program.inputs.push_back(ins_);
     by_hash_.insert(n.hash, id);
     return id;
   }
 
   FlatIndex done_;     // node address -> program index
   FlatIndex by_hash_;  // structural hash -> program index
+  std::vector<std::pair<const NodePtr*, std::size_t>> stack_;
+  std::vector<int> ins_;
 };
 
 }  // namespace
 
 Program make_program(const std::vector<NodePtr>& roots) {
   Builder b;
+  b.program.roots.reserve(roots.size());
   for (const auto& r : roots) b.program.roots.push_back(b.visit(r));
   Program& p = b.program;
   p.last_use.assign(p.nodes.size(), -1);
@@ -81,7 +97,7 @@ Program make_program(const std::vector<NodePtr>& roots) {
     for (int in : p.inputs[i]) p.last_use[in] = i;
   }
   for (int r : p.roots) p.last_use[r] = int(p.nodes.size());
-  return p;
+  return std::move(p);  // a reference to a member: returning it would copy
 }
 
 }  // namespace nf

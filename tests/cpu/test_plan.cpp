@@ -51,6 +51,25 @@ TEST_CASE("a lazy expression grown in a loop evaluates without deep recursion", 
   CHECK(nf::Array(e).to_vector<double>() == std::vector<double>{20001, 20001});
 }
 
+TEST_CASE("an array named twice in a statement makes one leaf", "[plan]") {
+  nf::Array a = nf::ones({2, 3});
+  const nf::Expr first = a;
+  CHECK(nf::Expr(a).node() == first.node());
+  CHECK(nf::Expr(nf::Array(a)).node() == first.node());  // a handle to the same view
+  CHECK(nf::Expr(a.T()).node() != first.node());
+  CHECK(nf::Expr(a(0, nf::all)).node() != first.node());
+  CHECK(nf::Expr(a.copy()).node() != first.node());
+  CHECK(nf::Expr(a.astype(nf::f64)).node() != first.node());
+}
+
+TEST_CASE("a DAG deeper than the stack holds is torn down without recursion", "[plan]") {
+  // Built below the public API, whose depth cap would evaluate it long before.
+  nf::NodePtr n = nf::make_leaf(nf::ones({1}));
+  for (int i = 0; i < 200000; ++i) n = nf::make_elementwise(nf::OpId::negative, {n});
+  CHECK(n->depth == 200000);
+  n.reset();
+}
+
 TEST_CASE("every value a step reads lives in memory", "[plan]") {
   nf::Array a = nf::ones({3, 4});
   const std::vector<nf::NodePtr> statements = {

@@ -1,0 +1,117 @@
+// The host cost of a warm statement, part by part, on the CPU backend: no GPU
+// needed. The statement is bench::chain on a 128x784 f32 array, the one whose
+// wall time per call bench/fusion_bench.cpp measures on a GPU ("chain8-wall").
+// Each figure is the median over repeated batches, after warm-up, in
+// microseconds per call; one JSON line each.
+//
+//   host_overhead_bench [--quick]
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include <numfuse/numfuse.hpp>
+
+#include "api/plan_cache.hpp"
+#include "graph/node.hpp"
+#include "plan/program.hpp"
+#include "plan/schedule.hpp"
+#include "plan/statement_key.hpp"
+#include "workloads.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kCalls = 2000;  // per batch
+int g_batches = 41;
+
+// Median microseconds per call of N timed parts of a call. `batch(calls)`
+// makes `calls` calls and returns the time spent in each part, so that a
+// batch can leave its set-up untimed.
+template <std::size_t N, class Batch>
+std::array<double, N> medians_us(Batch&& batch) {
+  for (int i = 0; i < 3; ++i) batch(kCalls);
+  std::array<std::vector<double>, N> per_call;
+  for (int rep = 0; rep < g_batches; ++rep) {
+    const std::array<Clock::duration, N> t = batch(kCalls);
+    for (std::size_t k = 0; k < N; ++k) {
+      per_call[k].push_back(std::chrono::duration<double, std::micro>(t[k]).count() / kCalls);
+    }
+  }
+  std::array<double, N> out;
+  for (std::size_t k = 0; k < N; ++k) {
+    auto& v = per_call[k];
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    out[k] = v[v.size() / 2];
+  }
+  return out;
+}
+
+// The median for a call whose whole cost is timed.
+template <class F>
+double median_us(F&& f) {
+  return medians_us<1>([&](int n) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) f();
+    return std::array<Clock::duration, 1>{Clock::now() - t0};
+  })[0];
+}
+
+void row(const char* work, double us) {
+  std::printf("{\"work\":\"%s\",\"shape\":\"(128, 784)\",\"backend\":\"cpu\",\"us\":%.3f}\n", work,
+              us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--quick") == 0) g_batches = 5;
+  nf::set_default_device(nf::Device::cpu());
+  nf::seed(1);
+  const nf::Array x = nf::randn({128, 784});
+  const std::vector<nf::Array> outputs{bench::chain(x, 1.5f, 0.25f)};
+  const nf::ScheduleOptions options = nf::default_schedule_options();
+
+  // Building and tearing down, each timed on its own call by call so that
+  // the allocator stays as warm as in a loop of statements (the clock reads
+  // add a few tens of nanoseconds to each figure).
+  const auto [build, teardown] = medians_us<2>([&](int n) {
+    std::array<Clock::duration, 2> t{};
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = Clock::now();
+      std::optional<nf::Expr> e = bench::chain(x, 1.5f, 0.25f);
+      const auto t1 = Clock::now();
+      e.reset();
+      t[0] += t1 - t0;
+      t[1] += Clock::now() - t1;
+    }
+    return t;
+  });
+  row("chain8-build", build);
+  row("chain8-teardown", teardown);
+
+  const nf::Expr e = bench::chain(x, 1.5f, 0.25f);
+  const std::vector<nf::NodePtr> roots{e.node()};
+  row("chain8-make-program", median_us([&] { nf::make_program(roots); }));
+
+  const nf::Program p = nf::make_program(roots);
+  row("chain8-statement-key", median_us([&] { nf::statement_key(p, outputs, options); }));
+
+  // A warm hit of the GPU plan cache, key included. Without a GPU no launches
+  // can be prepared, so the entry holds the schedule alone.
+  auto plan = std::make_shared<nf::CachedPlan>();
+  plan->schedule = nf::make_schedule(p, options);
+  nf::remember_cuda_plan(nf::statement_key(p, outputs, options), plan);
+  row("chain8-plan-lookup", median_us([&] { nf::cuda_plan(p, outputs, options); }));
+
+  // A warm GPU statement's host path up to its launch: build, program, plan
+  // lookup and teardown.
+  row("chain8-host-path", median_us([&] {
+        const nf::Expr s = bench::chain(x, 1.5f, 0.25f);
+        nf::cuda_plan(nf::make_program({s.node()}), outputs, options);
+      }));
+  return 0;
+}
