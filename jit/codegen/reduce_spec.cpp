@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "codegen/fused_spec.hpp"
 #include "core/shape_util.hpp"
+#include "numfuse/errors.hpp"
 
 namespace nf::jit {
 namespace {
@@ -42,6 +44,43 @@ Along along_of(const Strides& reduced) {
 }
 
 }  // namespace
+
+ReduceLimits parse_reduce_limits(const std::string& text) {
+  ReduceLimits l;
+  std::string rest = text;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    char* end = nullptr;
+    const long long value =
+        eq == std::string::npos ? -1 : std::strtoll(item.c_str() + eq + 1, &end, 10);
+    if (value < 0 || !end || *end != '\0') {
+      throw ValueError("NF_REDUCE_LIMITS: expected name=count, got \"" + item + "\"");
+    }
+    if (key == "max_held") {
+      l.max_held = int(value);
+    } else if (key == "split_below") {
+      l.split_below = value;
+    } else if (key == "chunk_groups" && value > 0) {
+      l.chunk_groups = int(value);
+    } else {
+      throw ValueError("NF_REDUCE_LIMITS: unknown or invalid setting \"" + item +
+                       "\" (max_held, split_below, chunk_groups > 0)");
+    }
+  }
+  return l;
+}
+
+const ReduceLimits& default_reduce_limits() {
+  static const ReduceLimits limits = [] {
+    const char* text = std::getenv("NF_REDUCE_LIMITS");
+    return text ? parse_reduce_limits(text) : ReduceLimits{};
+  }();
+  return limits;
+}
 
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "plan/memory_layout.hpp"
@@ -58,8 +59,15 @@ struct ReduceLimits {
   int chunk_groups = 4096;         // groups of one chunk of a split row
 };
 
+// Limits from text such as "max_held=0,split_below=128,chunk_groups=4096";
+// unnamed ones keep their defaults. Throws ValueError naming a bad setting.
+ReduceLimits parse_reduce_limits(const std::string& text);
+// This process's limits: the defaults, or those NF_REDUCE_LIMITS names, for
+// benchmarks that compare walks.
+const ReduceLimits& default_reduce_limits();
+
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,
-                            const std::vector<Array>& outputs, const ReduceLimits& limits = {});
+                            const std::vector<Array>& outputs, const ReduceLimits& limits);
 
 }  // namespace nf::jit

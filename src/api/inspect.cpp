@@ -47,7 +47,8 @@ Plan plan(const std::vector<Expr>& roots) {
   for (const Step& step : impl->schedule.steps) {
     if (step.kind == StepKind::reduction) {
       const jit::ReduceSpec spec =
-          jit::make_reduce_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
+          jit::make_reduce_spec(impl->program, impl->schedule, step, layouts, impl->outputs,
+                                jit::default_reduce_limits());
       for (jit::GeneratedKernel& k : jit::generate_reduce(spec)) {
         impl->sources.push_back(std::move(k.source));
       }

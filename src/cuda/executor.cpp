@@ -90,7 +90,8 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<Array>& outputs, int device) {
   PreparedStep out;
   if (step.kind == StepKind::reduction) {
-    const jit::ReduceSpec spec = jit::make_reduce_spec(p, s, step, layouts, outputs);
+    const jit::ReduceSpec spec =
+        jit::make_reduce_spec(p, s, step, layouts, outputs, jit::default_reduce_limits());
     const std::vector<jit::GeneratedKernel> ks = jit::describe_reduce(spec);
     for (std::size_t stage = 0; stage < ks.size(); ++stage) {
       const jit::GeneratedKernel& k = ks[stage];

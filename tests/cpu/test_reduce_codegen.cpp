@@ -8,6 +8,7 @@
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
+#include "codegen/reduce_spec.hpp"
 #include "compile/nvrtc_compiler.hpp"
 
 namespace {
@@ -155,4 +156,20 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
   nf::Array h = filled({33, 100}, nf::f16);
   const nf::jit::KernelImage sm80 = nf::jit::compile(nf::kernel_source(softmax(h)), "sm_80");
   CHECK(sm80.cubin);
+}
+
+TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[codegen]") {
+  const nf::jit::ReduceLimits l = nf::jit::parse_reduce_limits("max_held=0,chunk_groups=64");
+  CHECK(l.max_held == 0);
+  CHECK(l.chunk_groups == 64);
+  CHECK(l.split_below == nf::jit::ReduceLimits{}.split_below);
+  for (const char* bad : {"max_held", "max_held=-1", "chunk_groups=0", "held=3", "max_held=2x"}) {
+    INFO(bad);
+    try {
+      nf::jit::parse_reduce_limits(bad);
+      FAIL("accepted");
+    } catch (const nf::ValueError& e) {
+      CHECK(std::string(e.what()).find(std::string(bad).substr(0, 8)) != std::string::npos);
+    }
+  }
 }

@@ -103,7 +103,7 @@ void run(const nf::Program& p, const nf::Schedule& s, const nf::jit::ReduceSpec&
 // (new arrays where none are given).
 std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
                                std::vector<nf::Array> outputs = {},
-                               const nf::jit::ReduceLimits& limits = {}) {
+                               const nf::jit::ReduceLimits& limits = nf::jit::ReduceLimits{}) {
   std::vector<nf::NodePtr> nodes;
   for (const nf::Expr& e : roots) {
     nodes.push_back(e.node());
