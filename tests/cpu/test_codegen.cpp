@@ -8,23 +8,14 @@
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
+#include "statements.hpp"
+
 #include "compile/nvrtc_compiler.hpp"
 #include "graph/build.hpp"
 #include "graph/op_table.hpp"
 
-namespace {
-
-int count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
-
-nf::Array filled(const nf::Shape& shape, nf::DType t) {
-  return nf::Array(nf::astype(nf::rand(shape, nf::f64) * 4 + 1, t));
-}
-
-}  // namespace
+using nf::test::count;
+using nf::test::filled;
 
 TEST_CASE("an 8-op elementwise chain is one kernel", "[codegen]") {
   nf::Array a = nf::ones({64, 32}), b = nf::ones({64, 32});

@@ -8,31 +8,15 @@
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
+#include "statements.hpp"
+
 #include "codegen/reduce_spec.hpp"
 #include "compile/nvrtc_compiler.hpp"
 
-namespace {
-
-int count(const std::string& s, const std::string& what) {
-  int n = 0;
-  for (std::size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
-
-nf::Array filled(const nf::Shape& shape, nf::DType t) {
-  return nf::Array(nf::astype(nf::rand(shape, nf::f64) * 4 + 1, t));
-}
-
-nf::Expr layernorm(const nf::Expr& a) {
-  const float eps = 1e-5f;
-  return nf::reciprocal(nf::sqrt(nf::var(a, 1) + eps)) * (a - nf::mean(a, 1));
-}
-
-nf::Expr softmax(const nf::Expr& a) {
-  return nf::exp(a - nf::max(a, 1)) / nf::sum(nf::exp(a - nf::max(a, 1)), 1);
-}
-
-}  // namespace
+using nf::test::count;
+using nf::test::filled;
+using nf::test::layernorm;
+using nf::test::softmax;
 
 TEST_CASE("the mission line is one kernel that reads A once and writes once", "[codegen]") {
   nf::Array a = nf::ones({128, 784});

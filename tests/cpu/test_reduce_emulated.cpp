@@ -10,6 +10,8 @@
 
 #include <numfuse/numfuse.hpp>
 
+#include "statements.hpp"
+
 #include "codegen/reduce_codegen.hpp"
 #include "codegen/reduce_spec.hpp"
 #include "core/storage.hpp"
@@ -17,6 +19,9 @@
 #include "plan/memory_layout.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
+
+using nf::test::layernorm;
+using nf::test::softmax;
 
 namespace {
 
@@ -139,15 +144,6 @@ void check_close(const nf::Array& got, const nf::Array& want, double rel) {
   INFO("element " << bad << ": " << (bad < g.size() ? g[bad] : 0.0) << " where "
                   << (bad < g.size() ? w[bad] : 0.0) << " was expected");
   CHECK(bad == g.size());
-}
-
-nf::Expr layernorm(const nf::Expr& a) {
-  const float eps = 1e-5f;
-  return nf::reciprocal(nf::sqrt(nf::var(a, 1) + eps)) * (a - nf::mean(a, 1));
-}
-
-nf::Expr softmax(const nf::Expr& a) {
-  return nf::exp(a - nf::max(a, 1)) / nf::sum(nf::exp(a - nf::max(a, 1)), 1);
 }
 
 }  // namespace
