@@ -23,12 +23,18 @@ int pow2_at_least(std::int64_t v) {
   return p;
 }
 
-// Splits each output's `groups` into chunks where its elements are too many
-// to hold and the `blocks` of outputs too few to fill a device.
-void split(ReduceSpec& spec, std::int64_t groups, std::int64_t blocks, const ReduceLimits& limits) {
-  if (spec.per != 0 || blocks >= limits.split_below || groups <= limits.chunk_groups) return;
+// Each thread holds its share of an output's `groups` in registers where
+// the share is small enough; otherwise each output's groups are split into
+// chunks where the `blocks` of outputs are too few to fill a device. Returns
+// whether they are.
+bool hold_or_split(ReduceSpec& spec, std::int64_t groups, std::int64_t blocks,
+                   const ReduceLimits& limits) {
+  const std::int64_t held = (groups + spec.tr - 1) / spec.tr;
+  spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
+  if (spec.per != 0 || blocks >= limits.split_below || groups <= limits.chunk_groups) return false;
   spec.chunks = std::min((groups + limits.chunk_groups - 1) / limits.chunk_groups, kMaxChunks);
   spec.chunk = (groups + spec.chunks - 1) / spec.chunks;
+  return true;
 }
 
 bool reduced_axis(const std::vector<int>& axes, int d) {
@@ -150,19 +156,19 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   if (spec.columns) {
     spec.to = 32;
     spec.tr = kBlock / spec.to;
-    const std::int64_t held = (n + spec.tr - 1) / spec.tr;
-    spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
-    split(spec, n, (rows + spec.to - 1) / spec.to, limits);
+    hold_or_split(spec, n, (rows + spec.to - 1) / spec.to, limits);
     return spec;
   }
 
   // Rows: 16-byte vector loads where every varying operand lies contiguous
   // along its rows and every row starts on a vector boundary.
+  const auto operand = [&](std::size_t j) -> const ReduceOperand& {
+    return j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
+  };
   std::size_t widest = 1;
   bool contiguous_rows = true;
   for (std::size_t j = 0; j < all.size(); ++j) {
-    const ReduceOperand& o =
-        j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
+    const ReduceOperand& o = operand(j);
     if (o.along == Along::none) continue;
     contiguous_rows = contiguous_rows && o.along == Along::unit;
     widest = std::max(widest, itemsize(all[j].dtype));
@@ -170,8 +176,7 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   const std::int64_t width = std::int64_t(16 / widest);
   bool aligned = contiguous_rows && n % width == 0;
   for (std::size_t j = 0; j < all.size() && aligned; ++j) {
-    const ReduceOperand& o =
-        j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
+    const ReduceOperand& o = operand(j);
     if (o.along == Along::none) continue;
     aligned = all[j].offset % width == 0;
     for (std::int64_t k : o.kept) aligned = aligned && k % width == 0;
@@ -180,13 +185,10 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   const std::int64_t groups = (n + spec.vec - 1) / spec.vec;
   spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
   spec.to = std::max(1, kBlock / spec.tr);
-  const std::int64_t held = (groups + spec.tr - 1) / spec.tr;
-  spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
-  if (spec.per == 0 && rows < limits.split_below && groups > limits.chunk_groups) {
+  if (hold_or_split(spec, groups, rows, limits)) {
     spec.tr = kSplitThreads;
     spec.to = 1;
   }
-  split(spec, groups, rows, limits);
   return spec;
 }
 

@@ -9,6 +9,7 @@
 #include "numfuse/errors.hpp"
 #include "runtime/nf_cast.h"
 #include "runtime/nf_ops.h"
+#include "runtime/nf_reduce.h"
 
 namespace nf::cpu {
 namespace {
@@ -59,16 +60,16 @@ double logsumexp_of(const Row<T>& r) {
   return m + std::log(s);
 }
 
-// First index of the extreme value; for floats the first NaN wins, as in numpy.
+// First index of the extreme value, by the rule the GPU kernels combine with.
 template <class T, bool Max>
 std::int64_t arg_of(const Row<T>& r) {
-  std::int64_t best = 0;
+  if (r.size() == 0) return 0;
+  nf_arg<T> best{r[0], 0};
   for (std::int64_t j = 1; j < r.size(); ++j) {
-    const T b = r[best], x = r[j];
-    if (b != b) return best;
-    if (x != x || (Max ? x > b : x < b)) best = j;
+    const nf_arg<T> x{r[j], j};
+    if (nf_arg_beats<T, Max>(x, best)) best = x;
   }
-  return best;
+  return best.index;
 }
 
 template <class R, class T>
