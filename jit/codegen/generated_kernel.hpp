@@ -41,6 +41,9 @@ struct GeneratedKernel {
   std::vector<std::size_t> workspace_bytes;
   std::int64_t blocks = 0;  // the launch: `blocks` of `threads` threads
   int threads = 256;
+  // Blocks of a thread block cluster, which the kernel declares itself
+  // (__cluster_dims__): `blocks` is a multiple of it.
+  int cluster = 1;
 };
 
 // A kernel's name: `kind` and 16 hex digits of its signature's hash, so equal

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "codegen/expressions.hpp"
@@ -70,6 +71,8 @@ const char* combine_op(TermKind k) {
   }
 }
 
+constexpr int kKeptWords = 32;  // registers a thread holds computed values in, at most
+
 class Generator {
  public:
   // `stage`: which kernel of a split step, from 1 (pass 1) to the number of
@@ -79,6 +82,7 @@ class Generator {
     name_values();
     classify();
     plan_terms();
+    plan_registers();
   }
 
   int kernels() const { return split() ? rounds_ + 1 : 1; }
@@ -89,7 +93,8 @@ class Generator {
       k_.signature += ";stage" + std::to_string(stage_) + "/" + std::to_string(kernels());
     k_.name = kernel_name("reduce", k_.signature);
     k_.threads = s_.tr * s_.to;
-    k_.blocks = (numel(s_.kept) + s_.to - 1) / s_.to * s_.chunks;
+    k_.cluster = s_.cluster;
+    k_.blocks = (numel(s_.kept) + s_.to - 1) / s_.to * s_.chunks * s_.cluster;
     if (split()) {
       for (const Term& t : terms_) {
         k_.workspace_bytes.push_back(acc_bytes(t) * numel(s_.kept) * s_.chunks);
@@ -104,6 +109,7 @@ class Generator {
   const Node& node(int i) const { return *p_.nodes[i]; }
   const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
   bool split() const { return stage_ > 0; }
+  bool clustered() const { return s_.cluster > 1; }
   bool is_read(int i) const { return reads_.count(i) != 0; }
   const ReduceOperand& read_of(int i) const { return s_.reads[reads_.at(i)]; }
 
@@ -229,7 +235,8 @@ class Generator {
                       (s_.columns ? ";columns" : ";rows") + ";tr" + std::to_string(s_.tr) + ";to" +
                       std::to_string(s_.to) + ";per" + std::to_string(s_.per) + ";vec" +
                       std::to_string(s_.vec) + ";kept" + std::to_string(s_.kept.size()) + ";red" +
-                      std::to_string(s_.reduced.size()) + ";in";
+                      std::to_string(s_.reduced.size()) +
+                      (clustered() ? ";cluster" + std::to_string(s_.cluster) : "") + ";in";
     for (const auto& o : s_.reads)
       sig += std::string(":") + std::string(name(o.dtype)) + "/" + along_name(o.along);
     sig += ";out";
@@ -293,22 +300,91 @@ class Generator {
     return false;
   }
 
-  // The element values (not per output) that computing `targets` needs, in
-  // program order, and the reads among them.
-  std::vector<int> element_closure(const std::vector<int>& targets) const {
-    std::vector<int> out, stack(targets);
-    std::map<int, bool> seen;
+  // What stage `stage` (passes 1 to rounds_, then the stores) works on at
+  // each element: the values its accumulators or outputs take.
+  std::vector<int> stage_targets(int stage) const {
+    std::vector<int> targets;
+    if (stage <= rounds_) {
+      for (const Term& t : terms_) {
+        if (t.round == stage) targets.push_back(t.input);
+      }
+      return targets;
+    }
+    for (std::size_t w = 0; w < step_.writes.size(); ++w) {
+      if (s_.writes[w].along != Along::none) targets.push_back(step_.writes[w]);
+    }
+    return targets;
+  }
+
+  // The element values (not per output) a stage computes, reads included,
+  // and those it takes from registers where an earlier pass left them; each
+  // in program order.
+  struct Closure {
+    std::vector<int> computed;
+    std::vector<int> from_registers;
+  };
+  Closure element_closure(int stage) const {
+    Closure c;
+    std::vector<int> stack = stage_targets(stage);
+    std::set<int> seen;
     while (!stack.empty()) {
       const int i = stack.back();
       stack.pop_back();
-      if (per_output_.at(i) || seen[i]) continue;
-      seen[i] = true;
-      out.push_back(i);
+      if (per_output_.at(i) || !seen.insert(i).second) continue;
+      const auto kept = kept_.find(i);
+      if (kept != kept_.end() && kept->second < stage) {
+        c.from_registers.push_back(i);
+        continue;
+      }
+      c.computed.push_back(i);
       if (is_read(i)) continue;
       for (int j : inputs(i)) stack.push_back(j);
     }
-    std::sort(out.begin(), out.end());
-    return out;
+    std::sort(c.computed.begin(), c.computed.end());
+    std::sort(c.from_registers.begin(), c.from_registers.end());
+    return c;
+  }
+
+  // A value made by a library function (exp, log, a division) is worth a
+  // register more than computing it again.
+  bool worth_a_register(int i) const {
+    const OpInfo& info = op_info(node(i).op);
+    return info.kind == OpKind::elementwise &&
+           (info.rule == ResultRule::floating || info.rule == ResultRule::true_divide ||
+            node(i).op == OpId::power);
+  }
+
+  // In held rows, a value that one pass computes and a later one needs again
+  // stays in registers (softmax's exp(x - max)): the later pass takes it
+  // rather than what it was computed from, which the compiler then lets go.
+  // At most kKeptWords registers a thread, so that holding stays cheap.
+  void plan_registers() {
+    if (s_.per == 0) return;
+    std::map<int, int> first;  // the stage that first computes each value
+    for (int stage = 1; stage <= rounds_ + 1; ++stage) {
+      for (int i : element_closure(stage).computed) first.emplace(i, stage);
+    }
+    int words = 0;
+    for (int stage = 2; stage <= rounds_ + 1; ++stage) {
+      std::vector<int> stack = stage_targets(stage);
+      std::set<int> seen;
+      while (!stack.empty()) {
+        const int i = stack.back();
+        stack.pop_back();
+        if (per_output_.at(i) || !seen.insert(i).second || kept_.count(i)) continue;
+        if (is_read(i)) continue;
+        if (first.at(i) < stage && worth_a_register(i)) {
+          const DType t = node(i).dtype;
+          const int w = s_.per * s_.vec * (t == f64 || t == i64 ? 2 : 1);
+          if (words + w <= kKeptWords) {
+            kept_[i] = first.at(i);
+            words += w;
+            continue;
+          }
+        }
+        for (int j : inputs(i)) stack.push_back(j);
+      }
+    }
   }
 
   // The coordinates x0, x1, ... of reduced index r, where an operand needs them.
@@ -323,13 +399,13 @@ class Generator {
     return b + ind + "const nf_idx x0 = q;\n";
   }
 
-  // Statements computing `values` (an element closure) at element r. Held
+  // Statements computing `values` (a stage's closure) at element r. Held
   // reads come from registers; `addressed`: some operand is addressed at r.
-  std::string element_values(const std::vector<int>& values, const std::string& ind, bool held,
+  std::string element_values(const Closure& values, int stage, const std::string& ind, bool held,
                              bool addressed) const {
     std::string b = addressed ? reduced_coordinates(ind) : "";
     const std::string e = s_.vec > 1 ? "e" : "0";
-    for (int i : values) {
+    for (int i : values.computed) {
       if (!is_read(i)) continue;
       const int j = reads_.at(i);
       const std::string J = std::to_string(j);
@@ -338,16 +414,37 @@ class Generator {
                                            : element(j, "r");
       b += ind + "const " + ctype(i) + " a" + J + " = " + load_expr(s_.reads[j].dtype, ref) + ";\n";
     }
-    for (int i : values) {
-      if (!is_read(i))
-        b += ind + "const " + ctype(i) + " " + names_.at(i) + " = " + expr(i) + ";\n";
+    for (int i : values.from_registers) {
+      b += ind + "const " + ctype(i) + " " + names_.at(i) + " = " + kept_name(i) + "[k][" + e +
+           "];\n";
+    }
+    for (int i : values.computed) {
+      if (is_read(i)) continue;
+      b += ind + "const " + ctype(i) + " " + names_.at(i) + " = " + expr(i) + ";\n";
+      const auto kept = kept_.find(i);
+      if (kept != kept_.end() && kept->second == stage) {
+        b += ind + kept_name(i) + "[k][" + e + "] = " + names_.at(i) + ";\n";
+      }
     }
     return b;
+  }
+  std::string kept_name(int i) const { return "c_" + names_.at(i); }
+  // Where a held thread's groups start: its block's part of a cluster's row.
+  std::string first_group() const { return clustered() ? "g0 + " : ""; }
+
+  // A division of element values by a per-output value (softmax's
+  // exp(x - max) / sum): the divisor's reciprocal is taken once per output,
+  // and nf_divide_by corrects each product to the quotient.
+  bool divides_by_output(int i) const {
+    return node(i).op == OpId::divide && !per_output_.at(i) && per_output_.at(inputs(i)[1]);
   }
 
   std::string expr(int i) const {
     std::vector<std::string> in;
     for (int j : inputs(i)) in.push_back(names_.at(j));
+    if (divides_by_output(i)) {
+      return "nf_divide_by(" + in[0] + ", " + in[1] + ", r_" + names_.at(i) + ")";
+    }
     const auto param = scalars_.find(i);
     return node_expr(node(i), in, param == scalars_.end() ? "" : param->second, "");
   }
@@ -356,54 +453,54 @@ class Generator {
   // Held rows come from registers; otherwise each pass reads memory again,
   // whole vectors at a time where rows are contiguous. `stores`: the body
   // writes elements (vector_writes: as whole vectors, after the group).
-  std::string element_pass(const std::vector<int>& values, const std::string& body, bool stores,
+  std::string element_pass(int stage, const std::string& body, bool stores,
                            const std::vector<int>& vector_writes) const {
     const std::string V = std::to_string(s_.vec), TR = std::to_string(s_.tr);
     const bool held = s_.per > 0, vec = s_.vec > 1;
-    std::string b;
+    const Closure values = element_closure(stage);
+    std::string b, ind = "    ";
     if (held) {
+      // Rows of vectors hold whole vectors (n % vec == 0): a group is in
+      // the row or not.
       b += "#pragma unroll\n  for (int k = 0; k < " + std::to_string(s_.per) + "; ++k) {\n";
-      b += "    const nf_idx g = tr + (nf_idx)k * " + TR + ";\n";
+      b += "    const nf_idx g = " + first_group() + "tr + (nf_idx)k * " + TR + ";\n";
+      b += "    if (live && g < groups) {\n";
+      ind += "  ";
     } else {
       b += split() ? "  for (nf_idx g = g0 + tr; live && g < g1; g += " + TR + ") {\n"
                    : "  for (nf_idx g = tr; live && g < groups; g += " + TR + ") {\n";
-      for (int i : values) {
+      for (int i : values.computed) {
         if (!vec || !is_read(i)) continue;
         const int j = reads_.at(i);
         const std::string vt = vec_type(s_.reads[j].dtype);
-        b += "    const " + vt + " w_in" + std::to_string(j) + " = *(const " + vt + "*)(in" +
+        b += ind + "const " + vt + " w_in" + std::to_string(j) + " = *(const " + vt + "*)(in" +
              std::to_string(j) + " + " + base(j) + " + g * " + V + ");\n";
       }
     }
     for (int w : vector_writes) {
-      b += "    " + vec_type(s_.writes[w].dtype) + " w_out" + std::to_string(w) + ";\n";
+      b += ind + vec_type(s_.writes[w].dtype) + " w_out" + std::to_string(w) + ";\n";
     }
-    std::string ind = "    ";
+    const std::string outer = ind;
     if (vec) {
-      b += "#pragma unroll\n    for (int e = 0; e < " + V + "; ++e) {\n";
-      b += "      const nf_idx r = g * " + V + " + e;\n";
+      b += "#pragma unroll\n" + ind + "for (int e = 0; e < " + V + "; ++e) {\n";
       ind += "  ";
+      b += ind + "const nf_idx r = g * " + V + " + e;\n";
     } else {
-      b += "    const nf_idx r = g;\n";
+      b += ind + "const nf_idx r = g;\n";
     }
-    if (held) {
-      b += ind + "if (live && r < n) {\n";
-      ind += "  ";
-    }
-    b += element_values(values, ind, held, !held || stores);
+    b += element_values(values, stage, ind, held, !held || stores);
     for (std::size_t at = 0; at < body.size();) {
       const std::size_t end = body.find('\n', at);
       b += ind + body.substr(at, end - at) + "\n";
       at = end + 1;
     }
-    if (held) b += ind.substr(2) + "}\n";
-    if (vec) b += "    }\n";
+    if (vec) b += outer + "}\n";
     for (int w : vector_writes) {
       const int j = int(s_.reads.size()) + w;
-      b += std::string("    ") + (held ? "if (live && g < groups) " : "") + "*(" +
-           vec_type(s_.writes[w].dtype) + "*)(out" + std::to_string(w) + " + " + base(j) +
-           " + g * " + V + ") = w_out" + std::to_string(w) + ";\n";
+      b += outer + "*(" + vec_type(s_.writes[w].dtype) + "*)(out" + std::to_string(w) + " + " +
+           base(j) + " + g * " + V + ") = w_out" + std::to_string(w) + ";\n";
     }
+    if (held) b += "    }\n";
     return b + "  }\n";
   }
 
@@ -497,20 +594,23 @@ class Generator {
       const std::string v = op_kind(node(i).op) == OpKind::reduction ? finish(i) : expr(i);
       b += "  const " + ctype(i) + " " + names_.at(i) + " = " + v + ";\n";
     }
+    for (int i : step_.nodes) {
+      if (is_read(i) || !divides_by_output(i) || ready_.at(inputs(i)[1]) != round) continue;
+      b += "  const " + ctype(i) + " r_" + names_.at(i) + " = nf_reciprocal(" +
+           names_.at(inputs(i)[1]) + ");\n";
+    }
     return b;
   }
 
   std::string pass(int round) const {
     std::string b = "  // pass " + std::to_string(round) + "\n";
-    std::vector<int> targets;
     std::string body;
     for (const Term& t : terms_) {
       if (t.round != round) continue;
       b += "  " + acc_type(t) + " " + t.name + " = " + identity(t) + ";\n";
-      targets.push_back(t.input);
       body += accumulate(t) + "\n";
     }
-    b += element_pass(element_closure(targets), body, false, {});
+    b += element_pass(round, body, false, {});
     return b + combine(round, !split());
   }
 
@@ -530,15 +630,27 @@ class Generator {
 
   // The threads sharing an output combine their accumulators of `round`;
   // `whole`: into the whole output's, whose mean may be needed.
+  // The combinations of a kernel take turns between two shared buffers
+  // (see nf_row_allreduce): the k-th uses buffer k % 2.
   std::string combine(int round, bool whole) const {
     std::string b;
+    const int buffer_bytes = block_slots() * 16;
+    int call = 0;
+    for (const Term& t : terms_) call += t.round < round;
     for (const Term& t : terms_) {
       if (t.round != round) continue;
+      const std::string buffer =
+          call++ % 2 ? "nf_smem + " + std::to_string(buffer_bytes) : "nf_smem";
       b += "  " + t.name + " = " +
            (s_.columns
                 ? "nf_column_allreduce<" + std::to_string(s_.to) + ", " + std::to_string(s_.tr)
                 : "nf_row_allreduce<" + std::to_string(s_.tr)) +
-           ">(" + t.name + ", " + combine_op(t.kind) + ", nf_smem);\n";
+           ">(" + t.name + ", " + combine_op(t.kind) + ", " + buffer + ");\n";
+      if (clustered()) {
+        b += "  " + t.name + " = nf_cluster_allreduce<" + std::to_string(s_.cluster) + ">(" +
+             t.name + ", " + combine_op(t.kind) + ", nf_smem + " +
+             std::to_string(2 * buffer_bytes) + ");\n";
+      }
       if (whole && t.mean_used) {
         const std::string a = ctype(t.input);
         b += "  const " + a + " m" + t.name.substr(1) + " = " + t.name + " / (" + a + ")n;\n";
@@ -566,13 +678,12 @@ class Generator {
   // The last pass: element outputs, then per-output ones.
   std::string store_pass() const {
     std::string b;
-    std::vector<int> targets, vector_writes;
+    std::vector<int> vector_writes;
     std::string body;
     for (std::size_t w = 0; w < step_.writes.size(); ++w) {
       const int j = int(s_.reads.size() + w);
       if (s_.writes[w].along == Along::none) continue;
       const int i = step_.writes[w];
-      targets.push_back(i);
       const std::string value = store_expr(s_.writes[w].dtype, names_.at(i));
       if (s_.vec > 1) {
         vector_writes.push_back(int(w));
@@ -581,9 +692,8 @@ class Generator {
         body += element(j, "r") + " = " + value + ";\n";
       }
     }
-    if (!targets.empty()) {
-      b += "  // outputs per element\n" +
-           element_pass(element_closure(targets), body, true, vector_writes);
+    if (!body.empty()) {
+      b += "  // outputs per element\n" + element_pass(rounds_ + 1, body, true, vector_writes);
     }
     std::string rows;
     for (std::size_t w = 0; w < step_.writes.size(); ++w) {
@@ -594,7 +704,8 @@ class Generator {
     }
     if (!rows.empty()) {
       b += std::string("  // outputs per output element\n  if (") +
-           (split() ? "live && c == 0" : "live") + " && tr == 0) {\n" + rows + "  }\n";
+           (split() || clustered() ? "live && c == 0" : "live") + " && tr == 0) {\n" + rows +
+           "  }\n";
     }
     return b;
   }
@@ -678,6 +789,7 @@ class Generator {
 
   std::string kernel_text() {
     const std::string TR = std::to_string(s_.tr), TO = std::to_string(s_.to);
+    const std::string K = std::to_string(s_.cluster);
     std::string src =
         "// numfuse reduction kernel " + k_.name + "\n// signature: " + k_.signature + "\n";
     if (split()) {
@@ -688,6 +800,12 @@ class Generator {
              " element(s) of its\n// outputs. Kernel k combines the partial results of the "
              "passes before it,\n// then writes its chunk's partial result of pass k; the last "
              "kernel writes\n// the outputs.\n";
+    } else if (clustered()) {
+      src += "//\n// Each output element (a row) is reduced by a cluster of " + K + " blocks of " +
+             TR + " threads;\n// a block holds " + std::to_string(s_.tr * s_.per) +
+             " consecutive group(s) of " + std::to_string(s_.vec) +
+             " element(s) in registers, and the blocks\n// meet through distributed shared "
+             "memory after each pass.\n";
     } else {
       src += "//\n// Each output element (a row, or a column) is reduced by " + TR +
              " threads; a block\n// takes " + TO + " outputs. ";
@@ -699,13 +817,18 @@ class Generator {
     src += "typedef " + idx() + " nf_idx;\n\n";
     const std::string params = parameters();
     const int threads = s_.tr * s_.to;
-    const int slots = s_.columns ? threads : std::max(1, threads / 32);
     src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " +
-           k_.name + "(\n" + params + ") {\n";
+           (clustered() ? "__cluster_dims__(" + K + ", 1, 1) " : "") + k_.name + "(\n" + params +
+           ") {\n";
+    // Two buffers of a slot of 16 bytes for each partial result that meets
+    // the others; one slot more where the blocks of a cluster meet.
+    const int slots = 2 * block_slots() + (clustered() ? 1 : 0);
     src +=
         "  __shared__ __align__(16) unsigned char nf_smem[" + std::to_string(slots * 16) + "];\n";
     // A split step's block takes chunk c of the outputs of tile blockIdx.x / chunks.
-    const std::string tile = split() ? "((nf_idx)blockIdx.x / chunks)" : "(nf_idx)blockIdx.x";
+    const std::string tile = split()       ? "((nf_idx)blockIdx.x / chunks)"
+                             : clustered() ? "((nf_idx)blockIdx.x / " + K + ")"
+                                           : "(nf_idx)blockIdx.x";
     if (s_.columns) {
       src += "  const int tr = threadIdx.x / " + TO + ";\n";
       src += "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x % " + TO + ";\n";
@@ -714,6 +837,10 @@ class Generator {
       src += "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x / " + TR + ";\n";
     }
     if (split()) src += "  const nf_idx c = (nf_idx)blockIdx.x % chunks;\n";
+    if (clustered()) {
+      src += "  const nf_idx c = (nf_idx)blockIdx.x % " + K +
+             ";  // the block's rank in its cluster\n";
+    }
     src += "  const bool live = o < rows;\n";
     src += s_.vec > 1 ? "  const nf_idx groups = n / " + std::to_string(s_.vec) + ";\n"
                       : "  const nf_idx groups = n;\n";
@@ -721,6 +848,7 @@ class Generator {
       src += "  const nf_idx g0 = c * chunk;\n";
       src += "  const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;\n";
     }
+    if (clustered()) src += "  const nf_idx g0 = c * " + std::to_string(s_.tr * s_.per) + ";\n";
     src += output_bases();
     for (int i : step_.reads) {
       if (!per_output_.at(i)) continue;
@@ -730,12 +858,27 @@ class Generator {
              ctype(i) + ")0;\n";
     }
     src += per_output_values(0);
-    if (s_.per > 0) src += held_loads();
+    if (s_.per > 0) src += held_loads() + kept_declarations();
     for (int round = 1; round <= rounds_; ++round) {
       if (split() && round == stage_) return src + pass(round) + write_partials(round) + "}\n";
       src += (split() ? gather(round) : pass(round)) + per_output_values(round);
     }
     return src + store_pass() + "}\n";
+  }
+
+  int block_slots() const {
+    const int threads = s_.tr * s_.to;
+    return s_.columns ? threads : std::max(1, threads / 32);
+  }
+
+  std::string kept_declarations() const {
+    if (kept_.empty()) return "";
+    std::string b = "  // values one pass computes and a later one uses again\n";
+    for (const auto& [i, stage] : kept_) {
+      b += "  " + ctype(i) + " " + kept_name(i) + "[" + std::to_string(s_.per) + "][" +
+           std::to_string(s_.vec) + "];\n";
+    }
+    return b;
   }
 
   // Every element the thread reads, into registers, before any is used.
@@ -756,7 +899,8 @@ class Generator {
     }
     if (loads.empty()) return b;
     b += "#pragma unroll\n  for (int k = 0; k < " + P + "; ++k) {\n";
-    b += "    const nf_idx g = tr + (nf_idx)k * " + std::to_string(s_.tr) + ";\n";
+    b += "    const nf_idx g = " + first_group() + "tr + (nf_idx)k * " + std::to_string(s_.tr) +
+         ";\n";
     b += "    if (live && g < groups) {\n";
     if (s_.vec == 1) {
       b += "      const nf_idx r = g;\n" + reduced_coordinates("      ");
@@ -775,6 +919,7 @@ class Generator {
   std::map<int, bool> per_output_;
   std::map<int, int> ready_;  // pass after which a per-output value exists (0: before any)
   std::map<int, std::vector<int>> result_;  // reduction -> its terms
+  std::map<int, int> kept_;                 // value held in registers -> the stage that computes it
   std::vector<Term> terms_;
   int rounds_ = 0;
 };

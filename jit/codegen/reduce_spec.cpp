@@ -16,11 +16,36 @@ constexpr int kMaxRowThreads = 1024;
 constexpr int kGroupsPerThread = 4;  // aim: a few vector loads in flight per thread
 constexpr int kSplitThreads = 256;   // threads of a block of a split row
 constexpr std::int64_t kMaxChunks = 4096;
+constexpr int kMaxCluster = 8;        // the portable cluster size
+constexpr int kClusterThreads = 256;  // threads of a block of a cluster
 
 int pow2_at_least(std::int64_t v) {
   int p = 1;
   while (p < v && p < kMaxRowThreads) p *= 2;
   return p;
+}
+
+// A row too long for one block to hold (more than max_held groups a thread
+// at kMaxRowThreads threads) is shared by a cluster of blocks of
+// kClusterThreads threads, as many as make about kGroupsPerThread groups a
+// thread, where that many blocks hold it. The cluster reads the row once,
+// where a block would read it again for each pass. Returns whether the row
+// is shared.
+bool cluster_row(ReduceSpec& spec, std::int64_t groups, std::int64_t rows,
+                 const ReduceLimits& limits) {
+  if (limits.max_cluster <= 1 || limits.max_held <= 0 ||
+      groups <= std::int64_t(kMaxRowThreads) * limits.max_held) {
+    return false;
+  }
+  const std::int64_t aim = kClusterThreads * std::min(kGroupsPerThread, limits.max_held);
+  const std::int64_t blocks = std::min<std::int64_t>(limits.max_cluster, (groups + aim - 1) / aim);
+  const std::int64_t per = (groups + blocks * kClusterThreads - 1) / (blocks * kClusterThreads);
+  if (per > limits.max_held || rows * blocks < limits.split_below) return false;
+  spec.tr = kClusterThreads;
+  spec.to = 1;
+  spec.per = int(per);
+  spec.cluster = int(blocks);
+  return true;
 }
 
 // Each thread holds its share of an output's `groups` in registers where
@@ -72,9 +97,12 @@ ReduceLimits parse_reduce_limits(const std::string& text) {
       l.split_below = value;
     } else if (key == "chunk_groups" && value > 0) {
       l.chunk_groups = int(value);
+    } else if (key == "max_cluster" && value > 0 && value <= kMaxCluster) {
+      l.max_cluster = int(value);
     } else {
       throw ValueError("NF_REDUCE_LIMITS: unknown or invalid setting \"" + item +
-                       "\" (max_held, split_below, chunk_groups > 0)");
+                       "\" (max_held, split_below, chunk_groups > 0, max_cluster 1.." +
+                       std::to_string(kMaxCluster) + ")");
     }
   }
   return l;
@@ -85,6 +113,12 @@ const ReduceLimits& default_reduce_limits() {
     const char* text = std::getenv("NF_REDUCE_LIMITS");
     return text ? parse_reduce_limits(text) : ReduceLimits{};
   }();
+  return limits;
+}
+
+ReduceLimits reduce_limits_for(const std::string& arch, ReduceLimits limits) {
+  const int sm = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+  if (sm < 90) limits.max_cluster = 1;
   return limits;
 }
 
@@ -183,6 +217,7 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   }
   spec.vec = aligned ? int(width) : 1;
   const std::int64_t groups = (n + spec.vec - 1) / spec.vec;
+  if (cluster_row(spec, groups, rows, limits)) return spec;
   spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
   spec.to = std::max(1, kBlock / spec.tr);
   if (hold_or_split(spec, groups, rows, limits)) {

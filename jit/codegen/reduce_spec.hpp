@@ -50,6 +50,11 @@ struct ReduceSpec {
   // kernel combines them in a fixed order before its own pass.
   std::int64_t chunks = 1;
   std::int64_t chunk = 0;
+  // Rows too long for one block to hold, where the device has thread block
+  // clusters (sm_90): `cluster` blocks share each output, each holding
+  // tr * per consecutive groups, and meet through distributed shared memory
+  // after each pass. One kernel; 1: no cluster.
+  int cluster = 1;
 };
 
 // Where the walks change; tests lower them to reach every walk on small shapes.
@@ -57,14 +62,18 @@ struct ReduceLimits {
   int max_held = 8;                // groups a thread holds in registers at most
   std::int64_t split_below = 128;  // blocks of outputs too few to fill a device
   int chunk_groups = 4096;         // groups of one chunk of a split row
+  int max_cluster = 8;             // blocks of a cluster at most; 1: no clusters
 };
 
-// Limits from text such as "max_held=0,split_below=128,chunk_groups=4096";
+// Limits from text such as "max_held=0,split_below=128,max_cluster=1";
 // unnamed ones keep their defaults. Throws ValueError naming a bad setting.
 ReduceLimits parse_reduce_limits(const std::string& text);
 // This process's limits: the defaults, or those NF_REDUCE_LIMITS names, for
 // benchmarks that compare walks.
 const ReduceLimits& default_reduce_limits();
+// `limits` for kernels compiled for `arch` ("sm_80"): no clusters before sm_90.
+ReduceLimits reduce_limits_for(const std::string& arch,
+                               ReduceLimits limits = default_reduce_limits());
 
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,

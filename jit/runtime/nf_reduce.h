@@ -88,6 +88,31 @@ struct nf_arg_op {
   }
 };
 
+// a / b for the many a of one output and its one b, with r = 1 / b (rounded)
+// computed once per output: a * r is within an ulp of a / b, and one
+// correction by the exact residual a - q * b (an FMA) makes it the correctly
+// rounded quotient (Markstein's theorem), without a reciprocal per element.
+// Where a or b lies outside [2^-60, 2^60], so that the quotient or the
+// residual could leave the normal range, and for zeros, infinities and NaNs:
+// the division itself.
+template <class T>
+NF_HD bool nf_quotient_safe(T a, T b) {
+  const T lo = (T)0x1p-60, hi = (T)0x1p60;
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  return a >= lo && a <= hi && b >= lo && b <= hi;
+}
+NF_HD nf_f32 nf_divide_by(nf_f32 a, nf_f32 b, nf_f32 r) {
+  if (!nf_quotient_safe(a, b)) return a / b;
+  const nf_f32 q = a * r;
+  return fmaf(fmaf(-q, b, a), r, q);
+}
+NF_HD nf_f64 nf_divide_by(nf_f64 a, nf_f64 b, nf_f64 r) {
+  if (!nf_quotient_safe(a, b)) return a / b;
+  const nf_f64 q = a * r;
+  return fma(fma(-q, b, a), r, q);
+}
+
 // logsumexp from the row's maximum m and the sum s of exp(x - m): a NaN or
 // an infinite maximum is the answer itself.
 template <class T>
@@ -119,7 +144,10 @@ __device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
 // Rows of TR consecutive threads (TR a power of two): every thread of a row
 // gets the row's combination. Lanes exchange by butterfly; the warps of a
 // long row meet in shared memory, combined in warp order. Every thread of
-// the block calls it.
+// the block calls it. Consecutive calls take turns between two `smem`
+// buffers, so that no barrier is needed after the reads: a thread that
+// writes a buffer again has passed the next call's barrier, which every
+// reader of this call reached after reading.
 template <int TR, class T, class Op>
 __device__ __forceinline__ T nf_row_allreduce(T v, Op op, void* smem) {
   for (int m = (TR < 32 ? TR : 32) / 2; m > 0; m /= 2) v = op(v, nf_shfl_xor(v, m));
@@ -132,12 +160,30 @@ __device__ __forceinline__ T nf_row_allreduce(T v, Op op, void* smem) {
   const int first = warp / W * W;
   v = s[first];
   for (int w = 1; w < W; ++w) v = op(v, s[first + w]);
-  __syncthreads();
+  return v;
+}
+
+// The K blocks of a cluster (sm_90) sharing one output: each block's
+// combination meets the others' through distributed shared memory, combined
+// in rank order, so that every block gets the same bits. `slot`: 16 bytes of
+// this block's shared memory. Every thread of the cluster calls it; the
+// second barrier keeps a slot from being overwritten, and its block from
+// exiting, while another block still reads it.
+template <int K, class T, class Op>
+__device__ __forceinline__ T nf_cluster_allreduce(T v, Op op, void* slot) {
+  if (threadIdx.x == 0) *(T*)slot = v;
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+  v = *(const T*)__cluster_map_shared_rank(slot, 0);
+  for (int b = 1; b < K; ++b) v = op(v, *(const T*)__cluster_map_shared_rank(slot, b));
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
   return v;
 }
 
 // Columns: thread t works for output t % TO and TR threads share an output.
-// Their partials meet in shared memory, combined in thread order.
+// Their partials meet in shared memory, combined in thread order; buffers
+// take turns as in nf_row_allreduce.
 template <int TO, int TR, class T, class Op>
 __device__ __forceinline__ T nf_column_allreduce(T v, Op op, void* smem) {
   T* s = (T*)smem;
@@ -146,7 +192,6 @@ __device__ __forceinline__ T nf_column_allreduce(T v, Op op, void* smem) {
   const int to = threadIdx.x % TO;
   v = s[to];
   for (int t = 1; t < TR; ++t) v = op(v, s[t * TO + to]);
-  __syncthreads();
   return v;
 }
 

@@ -48,7 +48,7 @@ Plan plan(const std::vector<Expr>& roots) {
     if (step.kind == StepKind::reduction) {
       const jit::ReduceSpec spec =
           jit::make_reduce_spec(impl->program, impl->schedule, step, layouts, impl->outputs,
-                                jit::default_reduce_limits());
+                                jit::reduce_limits_for(target_arch()));
       for (jit::GeneratedKernel& k : jit::generate_reduce(spec)) {
         impl->sources.push_back(std::move(k.source));
       }

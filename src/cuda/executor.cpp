@@ -9,6 +9,7 @@
 #include "codegen/reduce_codegen.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
+#include "cuda/devices.hpp"
 #include "cuda/kernel_table.hpp"
 #include "cuda/memory.hpp"
 #include "numfuse/errors.hpp"
@@ -90,8 +91,8 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<Array>& outputs, int device) {
   PreparedStep out;
   if (step.kind == StepKind::reduction) {
-    const jit::ReduceSpec spec =
-        jit::make_reduce_spec(p, s, step, layouts, outputs, jit::default_reduce_limits());
+    const jit::ReduceSpec spec = jit::make_reduce_spec(
+        p, s, step, layouts, outputs, jit::reduce_limits_for(device_info(device).arch()));
     const std::vector<jit::GeneratedKernel> ks = jit::describe_reduce(spec);
     for (std::size_t stage = 0; stage < ks.size(); ++stage) {
       const jit::GeneratedKernel& k = ks[stage];

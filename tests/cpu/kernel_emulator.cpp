@@ -4,17 +4,22 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <barrier>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace nf::test {
 namespace {
 
 // The CUDA built-ins generated kernels and jit/runtime use, for host threads.
-// __shared__ arrays become statics: one block runs at a time.
+// __shared__ arrays become statics: one block runs at a time in each copy of
+// the kernel's library. The blocks of a cluster run together, one in each
+// copy; a block finds another's shared memory at the same offset from that
+// copy's anchor.
 constexpr const char* kShim = R"(
 #include <barrier>
 #include <cstring>
@@ -27,6 +32,7 @@ constexpr const char* kShim = R"(
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct nf_emu_dim3 { unsigned x, y, z; };
@@ -36,6 +42,16 @@ static std::barrier<>* nf_emu_block;
 static std::vector<std::unique_ptr<std::barrier<>>> nf_emu_warps;
 static unsigned long long nf_emu_lanes[1024];
 inline void __syncthreads() { nf_emu_block->arrive_and_wait(); }
+static char nf_emu_anchor;
+static std::barrier<>* nf_emu_cluster;
+static char* const* nf_emu_anchors;
+extern "C" char* nf_emu_anchor_address() { return &nf_emu_anchor; }
+// Kernels arrive and then wait at once: waiting does both.
+inline void __cluster_barrier_arrive() {}
+inline void __cluster_barrier_wait() { nf_emu_cluster->arrive_and_wait(); }
+inline void* __cluster_map_shared_rank(const void* p, unsigned rank) {
+  return (char*)p - &nf_emu_anchor + nf_emu_anchors[rank];
+}
 template <class T>
 T __shfl_xor_sync(unsigned, T v, int mask) {
   static_assert(sizeof(T) <= 8);
@@ -83,25 +99,29 @@ std::string entry(const std::string& name, const std::vector<std::string>& types
     call += (i ? ", " : "") + std::string("*(") + t + "*)args[" + std::to_string(i) + "]";
   }
   return R"(
-extern "C" void nf_emulate(unsigned blocks, unsigned threads, void** args) {
+extern "C" void nf_emulate(unsigned blocks, unsigned threads, void** args, unsigned cluster,
+                           unsigned rank, std::barrier<>* together, char* const* anchors) {
   blockDim = {threads, 1, 1};
   gridDim = {blocks, 1, 1};
   std::barrier<> block(threads);
   nf_emu_block = &block;
+  nf_emu_cluster = together;
+  nf_emu_anchors = anchors;
   nf_emu_warps.clear();
   for (unsigned w = 0; w < (threads + 31) / 32; ++w)
     nf_emu_warps.push_back(std::make_unique<std::barrier<>>(threads - w * 32 < 32 ? threads - w * 32 : 32));
-  // One team of threads runs the blocks in turn, meeting between blocks so
-  // that no block starts while the last still uses its shared memory.
+  // One team of threads runs this copy's blocks in turn (rank, rank +
+  // cluster, ...), meeting the cluster's other teams between blocks so that
+  // no block starts while the last still uses its shared memory.
   std::vector<std::thread> team;
   for (unsigned t = 0; t < threads; ++t) {
     team.emplace_back([=] {
       threadIdx = {t, 0, 0};
-      for (unsigned b = 0; b < blocks; ++b) {
+      for (unsigned b = rank; b < blocks; b += cluster) {
         blockIdx = {b, 0, 0};
         )" +
          name + "(" + call + R"();
-        nf_emu_block->arrive_and_wait();
+        nf_emu_cluster->arrive_and_wait();
       }
     });
   }
@@ -112,7 +132,7 @@ extern "C" void nf_emulate(unsigned blocks, unsigned threads, void** args) {
 
 }  // namespace
 
-EmulatedKernel::EmulatedKernel(const std::string& source, const std::string& name) {
+EmulatedKernel::EmulatedKernel(const std::string& source, const std::string& name, int cluster) {
   namespace fs = std::filesystem;
   const fs::path dir =
       fs::temp_directory_path() / ("numfuse-emulator-" + std::to_string(getpid()) + "-" + name);
@@ -130,19 +150,36 @@ EmulatedKernel::EmulatedKernel(const std::string& source, const std::string& nam
     const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     throw std::runtime_error("emulator: the host compiler rejected " + cpp.string() + ":\n" + text);
   }
-  library_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library_) throw std::runtime_error(std::string("emulator: ") + dlerror());
-  entry_ = reinterpret_cast<void (*)(unsigned, unsigned, void**)>(dlsym(library_, "nf_emulate"));
+  // One copy of the library for each block of a cluster: each has its own
+  // statics (shared memory), which a path of its own gives it.
+  for (int r = 0; r < cluster; ++r) {
+    const fs::path copy = dir / ("kernel" + std::to_string(r) + ".so");
+    fs::copy_file(so, copy);
+    void* library = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) throw std::runtime_error(std::string("emulator: ") + dlerror());
+    copies_.push_back({library, reinterpret_cast<Entry>(dlsym(library, "nf_emulate")),
+                       reinterpret_cast<char* (*)()>(dlsym(library, "nf_emu_anchor_address"))()});
+    if (!copies_.back().entry)
+      throw std::runtime_error("emulator: no entry point in " + so.string());
+  }
   fs::remove_all(dir);
-  if (!entry_) throw std::runtime_error("emulator: no entry point in " + so.string());
 }
 
 EmulatedKernel::~EmulatedKernel() {
-  if (library_) dlclose(library_);
+  for (const Copy& c : copies_) dlclose(c.library);
 }
 
 void EmulatedKernel::launch(unsigned blocks, unsigned threads, void** args) const {
-  entry_(blocks, threads, args);
+  const unsigned cluster = unsigned(copies_.size());
+  std::barrier<> together(std::ptrdiff_t(cluster * threads));
+  std::vector<char*> anchors;
+  for (const Copy& c : copies_) anchors.push_back(c.anchor);
+  std::vector<std::thread> blocks_of_cluster;
+  for (unsigned r = 0; r < cluster; ++r) {
+    blocks_of_cluster.emplace_back(
+        [&, r] { copies_[r].entry(blocks, threads, args, cluster, r, &together, anchors.data()); });
+  }
+  for (std::thread& t : blocks_of_cluster) t.join();
 }
 
 }  // namespace nf::test

@@ -2,10 +2,11 @@
 // kernel's source (prelude included, as NVRTC gets it) is compiled as host
 // C++ against a small shim of the CUDA built-ins it uses, and every thread of
 // a block runs as an OS thread, so barriers and warp exchanges behave as on
-// a device. Blocks run one after another.
+// a device. Blocks run one after another, or the blocks of a cluster
+// together.
 #pragma once
 
-#include <memory>
+#include <barrier>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,9 @@ namespace nf::test {
 
 class EmulatedKernel {
  public:
-  // Compiles kernel `name` of `source` with the host C++ compiler.
-  EmulatedKernel(const std::string& source, const std::string& name);
+  // Compiles kernel `name` of `source` with the host C++ compiler, for
+  // clusters of `cluster` blocks.
+  EmulatedKernel(const std::string& source, const std::string& name, int cluster = 1);
   ~EmulatedKernel();
   EmulatedKernel(const EmulatedKernel&) = delete;
   EmulatedKernel& operator=(const EmulatedKernel&) = delete;
@@ -24,8 +26,14 @@ class EmulatedKernel {
   void launch(unsigned blocks, unsigned threads, void** args) const;
 
  private:
-  void* library_ = nullptr;
-  void (*entry_)(unsigned, unsigned, void**) = nullptr;
+  using Entry = void (*)(unsigned blocks, unsigned threads, void** args, unsigned cluster,
+                         unsigned rank, std::barrier<>* together, char* const* anchors);
+  struct Copy {
+    void* library;
+    Entry entry;
+    char* anchor;
+  };
+  std::vector<Copy> copies_;
 };
 
 }  // namespace nf::test

@@ -70,8 +70,11 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[c
   CHECK(columns.find("nf_column_allreduce") != std::string::npos);
   // The transposed view reduced along its rows is walked by columns.
   CHECK(nf::kernel_source(nf::sum(a.T(), 1)).find(";columns;") != std::string::npos);
-  // Rows too long to hold are read again for each pass.
+  // Rows too long to hold, on a device without clusters, are read again for
+  // each pass.
+  nf::set_target_arch("sm_80");
   const std::string streamed = nf::kernel_source(layernorm(nf::ones({512, 1 << 16})));
+  nf::set_target_arch("sm_90");
   CHECK(streamed.find("per0") != std::string::npos);
   CHECK(streamed.find("v_in0") == std::string::npos);
 }
@@ -95,22 +98,53 @@ TEST_CASE("reduction source is canonical: scalars and data are parameters", "[co
   CHECK(nf::kernel_source(nf::sum(a, 1)) != nf::kernel_source(nf::sum(a, 0)));
 }
 
+TEST_CASE("rows too long for a block are shared by a cluster where the device has them",
+          "[codegen]") {
+  nf::Array a = nf::ones({128, 65536});
+  const std::string src = nf::kernel_source(layernorm(a));
+  CHECK(count(src, "__global__") == 1);
+  CHECK(src.find("__cluster_dims__(8, 1, 1)") != std::string::npos);
+  CHECK(count(src, "nf_cluster_allreduce<8>") == 2);
+  // Values a later pass needs again stay in registers: softmax's exp once,
+  // and its division takes one reciprocal per row.
+  const std::string source = nf::kernel_source(softmax(a));
+  const std::string soft = source.substr(source.find("// numfuse reduction kernel"));
+  CHECK(count(soft, "nf_exp(") == 1);
+  CHECK(count(soft, "nf_divide_by(") == 1);
+  CHECK(count(soft, "nf_reciprocal(") == 1);
+  nf::set_target_arch("sm_80");
+  const std::string sm80 = nf::kernel_source(layernorm(a));
+  nf::set_target_arch("sm_90");
+  CHECK(sm80.find("__cluster_dims__") == std::string::npos);
+  CHECK(nf::plan({layernorm(a)}).kernel_count() == 1);
+}
+
 // Every reduction, for every dtype, in each way a kernel can walk its
-// domain: rows held in registers, rows read again per pass, columns, several
-// reduced dims, and everything to one value. The reductions of one walk and
-// dtype share a kernel, so the table takes a few compiles.
+// domain: rows held in registers, rows read again per pass, rows shared by
+// a cluster, columns, several reduced dims, and everything to one value. The
+// reductions of one walk and dtype share a kernel, so the table takes a few
+// compiles.
 TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc]") {
   struct Walk {
     const char* name;
     nf::Shape shape;
     nf::Axes axes;
-  };
-  const std::vector<Walk> walks = {
-      {"rows", {33, 100}, nf::Axes(1)},    {"long rows", {2, 20000}, nf::Axes(1)},
-      {"columns", {100, 33}, nf::Axes(0)}, {"general", {7, 13, 5}, nf::Axes({0, 2})},
-      {"all", {9, 11}, nf::Axes()},        {"split rows", {2, 300001}, nf::Axes(1)},
+    int kernels;  // at most
   };
   for (nf::DType t : nf::all_dtypes) {
+    // 16384 vectors of 16 bytes a row: a cluster of 8 blocks.
+    const std::int64_t cluster_row = 16384 * 16 / std::int64_t(nf::itemsize(t));
+    // Reductions of integers accumulate in another dtype than mean's; a
+    // split row takes a kernel per pass.
+    const std::vector<Walk> walks = {
+        {"rows", {33, 100}, nf::Axes(1), 2},
+        {"long rows", {2, 20000}, nf::Axes(1), 6},
+        {"cluster rows", {16, cluster_row}, nf::Axes(1), 2},
+        {"columns", {100, 33}, nf::Axes(0), 2},
+        {"general", {7, 13, 5}, nf::Axes({0, 2}), 2},
+        {"all", {9, 11}, nf::Axes(), 2},
+        {"split rows", {2, 300001}, nf::Axes(1), 6},
+    };
     for (const Walk& w : walks) {
       nf::Array x = filled(w.shape, t);
       const std::vector<nf::Expr> roots = {
@@ -128,10 +162,9 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
       }
       const nf::Plan p = nf::plan(with_args);
       INFO(nf::name(t) << ", " << w.name << ": " << p.to_string());
-      // Reductions of integers accumulate in another dtype than mean's; a
-      // split row takes a kernel per pass.
-      CHECK(p.kernel_count() <= (w.shape.back() >= 20000 ? 6 : 2));
+      CHECK(p.kernel_count() <= w.kernels);
       for (const std::string& src : p.sources()) {
+        if (std::string(w.name) == "cluster rows") CHECK(count(src, "__cluster_dims__(8, 1, 1)"));
         const nf::jit::KernelImage image = nf::jit::compile(src, "sm_90");
         CHECK(image.cubin);
       }
@@ -147,7 +180,11 @@ TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[codegen]"
   CHECK(l.max_held == 0);
   CHECK(l.chunk_groups == 64);
   CHECK(l.split_below == nf::jit::ReduceLimits{}.split_below);
-  for (const char* bad : {"max_held", "max_held=-1", "chunk_groups=0", "held=3", "max_held=2x"}) {
+  CHECK(nf::jit::parse_reduce_limits("max_cluster=1").max_cluster == 1);
+  CHECK(nf::jit::reduce_limits_for("sm_80").max_cluster == 1);
+  CHECK(nf::jit::reduce_limits_for("sm_90").max_cluster == 8);
+  for (const char* bad : {"max_held", "max_held=-1", "chunk_groups=0", "held=3", "max_held=2x",
+                          "max_cluster=9", "max_cluster=0"}) {
     INFO(bad);
     try {
       nf::jit::parse_reduce_limits(bad);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <numfuse/numfuse.hpp>
@@ -100,15 +101,17 @@ void run(const nf::Program& p, const nf::Schedule& s, const nf::jit::ReduceSpec&
         FAIL("a reduction kernel with an unexpected parameter");
     }
   }
-  const nf::test::EmulatedKernel kernel(k.source, k.name);
+  const nf::test::EmulatedKernel kernel(k.source, k.name, k.cluster);
   kernel.launch(unsigned(k.blocks), unsigned(k.threads), args.finish());
 }
 
 // Runs the one reduction step of `roots` in the emulator, writing `outputs`
-// (new arrays where none are given).
+// (new arrays where none are given). `cluster`: where to say how many blocks
+// shared each output.
 std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
                                std::vector<nf::Array> outputs = {},
-                               const nf::jit::ReduceLimits& limits = nf::jit::ReduceLimits{}) {
+                               const nf::jit::ReduceLimits& limits = nf::jit::ReduceLimits{},
+                               int* cluster = nullptr) {
   std::vector<nf::NodePtr> nodes;
   for (const nf::Expr& e : roots) {
     nodes.push_back(e.node());
@@ -121,6 +124,7 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(step.kind == nf::StepKind::reduction);
   const auto layouts = nf::memory_layouts(p, s, outputs);
   const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs, limits);
+  if (cluster) *cluster = spec.cluster;
   const std::vector<nf::jit::GeneratedKernel> kernels = nf::jit::generate_reduce(spec);
   std::vector<std::vector<char>> workspaces;
   for (std::size_t bytes : kernels[0].workspace_bytes) workspaces.emplace_back(bytes);
@@ -285,4 +289,31 @@ TEST_CASE("emulated: long columns split across blocks", "[emulated]") {
   nf::Array in_place = a.copy();
   emulate({in_place - nf::mean(in_place, 0)}, {in_place}, split);
   check_close(in_place, nf::Array(a - nf::mean(a, 0)), 1e-5);
+}
+
+TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated]") {
+  nf::jit::ReduceLimits clustered;
+  clustered.split_below = 1;
+  clustered.max_held = 3;  // a block of 1024 threads holds 3072 groups
+  // Vectors of 4: 7 blocks of 768 groups, the last 392 of them. Odd rows:
+  // no vectors, 8 blocks, the last with 625 elements.
+  const std::vector<std::pair<nf::Array, int>> cases = {
+      {nf::randn({3, 20000}) * 2 + 1, 7},
+      {nf::randn({2, 6001}) * 2 + 1, 8},
+  };
+  for (const auto& [x, blocks] : cases) {
+    INFO(nf::to_string(x.shape()));
+    int cluster = 0;
+    check_close(emulate({layernorm(x)}, {}, clustered, &cluster)[0], nf::Array(layernorm(x)), 1e-4);
+    CHECK(cluster == blocks);
+    check_close(emulate({softmax(x)}, {}, clustered)[0], nf::Array(softmax(x)), 1e-5);
+    check_close(emulate({nf::logsumexp(x, 1), nf::max(x, 1)}, {}, clustered)[0],
+                nf::Array(nf::logsumexp(x, 1)), 1e-5);
+    nf::Array ties = nf::floor(x);
+    CHECK(emulate({nf::argmax(ties, 1)}, {}, clustered)[0].to_vector<std::int64_t>() ==
+          nf::Array(nf::argmax(ties, 1)).to_vector<std::int64_t>());
+    nf::Array in_place = x.copy();
+    emulate({layernorm(in_place)}, {in_place}, clustered);
+    check_close(in_place, nf::Array(layernorm(x)), 1e-4);
+  }
 }
