@@ -2,13 +2,35 @@
 // needed. The statement is bench::chain on a 128x784 f32 array, the one whose
 // wall time per call bench/fusion_bench.cpp measures on a GPU ("chain8-wall").
 // Each figure is the median over repeated batches, after warm-up, in
-// microseconds per call; one JSON line each.
+// microseconds per call; one JSON line each:
+//
+//   chain8-build           building the expression
+//   chain8-teardown        destroying it
+//   chain8-make-program    the program of its root (CSE, topological order)
+//   chain8-statement-key   the key of that program writing one output
+//   chain8-plan-lookup     a hit of the GPU plan cache, key included
+//   chain8-host-path       the four above in one loop
+//   chain8-bind            cuda::run of a cached plan with stand-in kernels:
+//                          placing values and packing every kernel's
+//                          arguments, without cudaLaunchKernel
+//   chain8-gpu-statement   `y = chain(x, ...)` over arrays that claim cuda:0
+//                          (host memory behind them) with stand-in kernels:
+//                          the whole warm statement (build, program, plan hit,
+//                          aliasing check, bind, teardown) but the launch.
+//                          y's buffer is reused, as on a GPU, so no device
+//                          memory is allocated or freed
+//   scale-gpu-statement    the same for `y = x * 2.0f` (fusion_bench's
+//                          "scale-wall")
+//
+// The figures leave out every CUDA call, whose cost only a GPU machine can
+// measure: a warm single-kernel statement makes one, cudaLaunchKernel.
 //
 //   host_overhead_bench [--quick]
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -16,6 +38,9 @@
 #include <numfuse/numfuse.hpp>
 
 #include "api/plan_cache.hpp"
+#include "core/shape_util.hpp"
+#include "core/storage.hpp"
+#include "cuda/executor.hpp"
 #include "graph/node.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
@@ -58,6 +83,17 @@ double median_us(F&& f) {
     for (int i = 0; i < n; ++i) f();
     return std::array<Clock::duration, 1>{Clock::now() - t0};
   })[0];
+}
+
+// An f32 array that claims to live on cuda:0, with host memory behind it.
+nf::Array stand_in_cuda_array(const nf::Array& like) {
+  auto s = std::make_shared<nf::Storage>();
+  s->device = nf::Device{nf::Device::Kind::cuda, 0};
+  s->bytes = std::size_t(like.size()) * sizeof(float);
+  s->data = std::malloc(s->bytes);
+  s->free_fn = std::free;
+  std::memcpy(s->data, like.storage()->data, s->bytes);
+  return nf::Array(std::move(s), nf::f32, like.shape(), nf::contiguous_strides(like.shape()), 0);
 }
 
 void row(const char* work, double us) {
@@ -113,5 +149,21 @@ int main(int argc, char** argv) {
         const nf::Expr s = bench::chain(x, 1.5f, 0.25f);
         nf::cuda_plan(nf::make_program({s.node()}), outputs, options);
       }));
+
+  // The warm GPU statement itself, over stand-ins for device arrays. Each
+  // statement's first run plans it (a miss: stand-in kernels are "loaded").
+  nf::cuda::use_stand_in_kernels(true);
+  const nf::Array gx = stand_in_cuda_array(x);
+  {
+    const nf::Expr ge = bench::chain(gx, 1.5f, 0.25f);
+    const nf::Program gp = nf::make_program({ge.node()});
+    const std::vector<nf::Array> gout{stand_in_cuda_array(x)};
+    const auto gplan = nf::cuda_plan(gp, gout, options);
+    row("chain8-bind",
+        median_us([&] { nf::cuda::run(*gplan->launches, gp, gplan->schedule, gout, 0); }));
+  }
+  nf::Array gy = stand_in_cuda_array(x);  // held by gy alone, so every statement reuses it
+  row("chain8-gpu-statement", median_us([&] { gy = bench::chain(gx, 1.5f, 0.25f); }));
+  row("scale-gpu-statement", median_us([&] { gy = gx * 2.0f; }));
   return 0;
 }

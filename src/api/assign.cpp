@@ -1,6 +1,7 @@
 // Array members that evaluate: construction from expressions, assignment,
 // in-place updates and reads. Every one builds the whole statement first, so
 // an error leaves the target unchanged.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,14 +13,43 @@
 #include "numfuse/ops.hpp"
 
 namespace nf {
+namespace {
 
-Array::Array(const Expr& e)
-    : Array(new_array(e.dtype(), e.shape(), e.node()->device.value_or(default_device()))) {
-  execute({e.node()}, {*this});
+// The device a statement runs on: its arrays', else the default.
+Device device_of(const Expr& e) {
+  const std::optional<Device>& d = e.node()->device;
+  return d ? *d : default_device();
+}
+
+// Whether `a = e` may write into a's buffer rather than a new one: nothing
+// but `a` holds the buffer (so nobody can tell, and `e` does not read it),
+// and it is exactly the buffer a new array of e's dtype and shape would get.
+// A warm statement then neither allocates nor frees device memory.
+bool can_reuse(const Array& a, const Expr& e) {
+  if (a.storage().use_count() != 1 || a.dtype() != e.dtype() || a.shape() != e.shape() ||
+      a.offset() != 0 || a.device() != device_of(e)) {
+    return false;
+  }
+  std::int64_t stride = 1;
+  for (std::size_t d = a.shape().size(); d-- > 0;) {
+    if (a.strides()[d] != stride) return false;
+    stride *= a.shape()[d];
+  }
+  return a.storage()->bytes == std::size_t(stride) * itemsize(a.dtype());
+}
+
+}  // namespace
+
+Array::Array(const Expr& e) : Array(new_array(e.dtype(), e.shape(), device_of(e))) {
+  execute(e.node(), *this);
 }
 
 Array& Array::operator=(const Expr& e) & {
-  *this = Array(e);
+  if (can_reuse(*this, e)) {
+    execute(e.node(), *this);
+  } else {
+    *this = Array(e);
+  }
   return *this;
 }
 
@@ -40,7 +70,7 @@ void Array::write(const Expr& e) const {
     throw ShapeError("assignment: a value of shape " + to_string(s) +
                      " cannot be written into an array of shape " + to_string(shape_));
   }
-  execute({make_broadcast(make_cast(e.node(), dtype_), shape_)}, {*this});
+  execute(make_broadcast(make_cast(e.node(), dtype_), shape_), *this);
 }
 
 // numpy's a op= e: in place, and the result must be same-kind castable.

@@ -18,7 +18,7 @@ Array empty(const Shape& shape, DType dtype) {
 
 Array full(const Shape& shape, double value, DType dtype) {
   Array out = new_array(dtype, shape);
-  execute({make_broadcast(make_constant(value, dtype), shape)}, {out});
+  execute(make_broadcast(make_constant(value, dtype), shape), out);
   return out;
 }
 

@@ -24,7 +24,7 @@ bool on_cuda(const Array& a) {
 // Until matrix products have GPU kernels, a statement that needs one
 // runs on the CPU backend over host copies of its device arrays, and its
 // results are copied back with a generated kernel.
-void run_on_host(const Program& p, const std::vector<Array>& outputs) {
+void run_on_host(const Program& p, std::span<const Array> outputs) {
   std::vector<NodePtr> host(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = *p.nodes[i];
@@ -51,14 +51,14 @@ void run_on_host(const Program& p, const std::vector<Array>& outputs) {
   for (std::size_t r = 0; r < p.roots.size(); ++r) {
     Array up = new_array(outputs[r].dtype(), outputs[r].shape(), outputs[r].device());
     copy_to_array(up, host_outputs[r].storage()->data);
-    execute({make_leaf(up)}, {outputs[r]});
+    execute(make_leaf(up), outputs[r]);
   }
 }
 
 // Whether a kernel would write an output where it reads another element: a
 // thread reading and writing the same element (A = f(A)) is safe.
 bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
-                                     const std::vector<Array>& outputs) {
+                                     std::span<const Array> outputs) {
   for (const NodePtr& n : p.nodes) {
     if (n->op != OpId::leaf) continue;
     const Array& in = *n->array;
@@ -73,7 +73,7 @@ bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
   return false;
 }
 
-void run_on_cuda(const Program& p, const std::vector<Array>& outputs) {
+void run_on_cuda(const Program& p, std::span<const Array> outputs) {
   const ScheduleOptions options = default_schedule_options();
   const auto plan = cuda_plan(p, outputs, options);
   if (!plan->launches) return run_on_host(p, outputs);
@@ -87,12 +87,12 @@ void run_on_cuda(const Program& p, const std::vector<Array>& outputs) {
   for (const Array& o : outputs) temps.push_back(new_array(o.dtype(), o.shape(), o.device()));
   const auto into_temps = cuda_plan(p, temps, options);
   cuda::run(*into_temps->launches, p, into_temps->schedule, temps, device);
-  for (std::size_t r = 0; r < outputs.size(); ++r) execute({make_leaf(temps[r])}, {outputs[r]});
+  for (std::size_t r = 0; r < outputs.size(); ++r) execute(make_leaf(temps[r]), outputs[r]);
 }
 
 }  // namespace
 
-void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs) {
+void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
   for (std::size_t i = 0; i < roots.size(); ++i) {
     if (roots[i]->shape != outputs[i].shape() || roots[i]->dtype != outputs[i].dtype()) {
       throw InternalError("execute: root " + std::to_string(i) + " does not match its output");
@@ -101,7 +101,12 @@ void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& output
   if (outputs.empty()) return;
   const Program p = make_program(roots);
   if (on_cuda(outputs[0])) return run_on_cuda(p, outputs);
-  cpu::run(p, make_schedule(p, default_schedule_options()), outputs);
+  cpu::run(p, make_schedule(p, default_schedule_options()),
+           std::vector<Array>(outputs.begin(), outputs.end()));
+}
+
+void execute(const NodePtr& root, const Array& output) {
+  execute(std::span<const NodePtr>(&root, 1), std::span<const Array>(&output, 1));
 }
 
 Expr within_depth_cap(Expr e) {

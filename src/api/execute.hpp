@@ -2,7 +2,7 @@
 // the backend of the device the outputs live on.
 #pragma once
 
-#include <vector>
+#include <span>
 
 #include "graph/node.hpp"
 #include "numfuse/array.hpp"
@@ -11,7 +11,9 @@
 namespace nf {
 
 // Writes roots[i] into outputs[i], which has the root's shape and dtype.
-void execute(const std::vector<NodePtr>& roots, const std::vector<Array>& outputs);
+void execute(std::span<const NodePtr> roots, std::span<const Array> outputs);
+// One root into one output, a statement's usual case: no vectors are made.
+void execute(const NodePtr& root, const Array& output);
 
 // `e`, or `e` evaluated into an array when it has grown deeper than one
 // kernel holds: a lazy expression grown in a loop (`e = e * a + b`) is

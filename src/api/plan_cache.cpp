@@ -42,7 +42,7 @@ std::shared_ptr<const CachedPlan> remember_cuda_plan(StatementKey key,
   return t.plans.emplace(std::move(key), std::move(plan)).first->second;
 }
 
-std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<Array>& outputs,
+std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, std::span<const Array> outputs,
                                             const ScheduleOptions& options) {
   StatementKey key = statement_key(p, outputs, options);
   if (auto hit = find_cuda_plan(key)) return hit;

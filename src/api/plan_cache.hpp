@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "cuda/executor.hpp"
@@ -20,7 +21,7 @@ struct CachedPlan {
 
 // The plan of `p` writing `outputs` on a GPU, made on first use. Thread-safe;
 // entries hold no arrays, only structure and loaded kernels.
-std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, const std::vector<Array>& outputs,
+std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, std::span<const Array> outputs,
                                             const ScheduleOptions& options);
 
 // The table behind cuda_plan, apart so that a benchmark can time a hit where

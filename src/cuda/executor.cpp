@@ -1,8 +1,12 @@
 #include "cuda/executor.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <memory>
+#include <span>
 #include <string>
 
 #include "codegen/fused_spec.hpp"
@@ -18,16 +22,23 @@
 
 namespace nf::cuda {
 
+// A kernel of a cached plan, with everything about its arguments that no
+// run changes.
 struct PreparedKernel {
   const LoadedKernel* kernel = nullptr;
-  std::vector<jit::KernelParam> params;
-  // The values of the extent and stride parameters, in parameter order.
-  std::vector<std::vector<char>> extents;
-  bool index64 = false;
-  std::int64_t count = 0;
+  // Every parameter in its own 8-byte-aligned slot, as cudaLaunchKernel reads
+  // them, with the element count, extents and strides written in once; a run
+  // copies the words and writes the parameters of `binds` into its copy.
+  std::vector<std::uint64_t> words;
+  std::vector<std::uint32_t> slots;  // per parameter: its first word
+  struct Bind {
+    jit::KernelParam::Kind kind;  // output, input, scalar, seed, stream or workspace
+    int index;
+    std::uint32_t slot;
+  };
+  std::vector<Bind> binds;
   unsigned blocks = 0;
   unsigned threads = 0;
-  std::size_t arg_words = 0;  // 8-byte words that hold every parameter
 };
 
 struct PreparedStep {
@@ -40,6 +51,15 @@ struct Launches {
 };
 
 namespace {
+
+std::atomic<bool> g_stand_ins{false};
+
+const LoadedKernel& load(int device, const jit::GeneratedKernel& k,
+                         const std::function<std::string()>& make_source) {
+  static const LoadedKernel stand_in;
+  if (g_stand_ins.load(std::memory_order_relaxed)) return stand_in;
+  return find_or_load(device, k.signature, k.name, make_source);
+}
 
 std::vector<char> extent_bytes(const Strides& values, bool index64) {
   std::vector<char> s(values.size() * (index64 ? 8 : 4));
@@ -59,31 +79,48 @@ std::vector<char> extent_bytes(const Strides& values, bool index64) {
   return s;
 }
 
-// The values of the fused kernel's dims and strides parameters.
-void fused_extents(PreparedKernel& out, const Schedule& s, const Step& step,
-                   const std::vector<std::optional<Layout>>& layouts,
-                   const std::vector<Array>& outputs) {
-  for (const jit::KernelParam& param : out.params) {
-    if (param.kind == jit::KernelParam::Kind::dims) {
-      out.extents.push_back(extent_bytes(step.domain, out.index64));
-    } else if (param.kind == jit::KernelParam::Kind::strides) {
-      const std::size_t j = std::size_t(param.index);
-      const Layout l =
-          j < step.reads.size()
-              ? *layouts[step.reads[j]]
-              : jit::write_layout(s, step.writes[j - step.reads.size()], layouts, outputs);
-      out.extents.push_back(
-          extent_bytes(broadcast_strides(l.shape, l.strides, step.domain), out.index64));
-    }
-  }
+void append(std::vector<std::uint64_t>& words, const void* bytes, std::size_t size) {
+  const std::size_t at = words.size();
+  words.resize(at + (size + 7) / 8);
+  std::memcpy(words.data() + at, bytes, size);
 }
 
-// The launch shape and argument space of a kernel whose parameters are set.
-void finish(PreparedKernel& out, const jit::GeneratedKernel& k) {
-  for (const auto& e : out.extents) out.arg_words += (e.size() + 7) / 8;
-  out.arg_words += out.params.size();  // every other parameter fits in one word
-  out.blocks = unsigned(std::min<std::int64_t>(k.blocks, std::numeric_limits<int>::max()));
-  out.threads = unsigned(k.threads);
+// Lays out the parameters of `k`. `extent_of(param)` gives the values of a
+// dims, strides or extent parameter.
+template <class ExtentOf>
+PreparedKernel lay_out(const LoadedKernel& kernel, const jit::GeneratedKernel& k, bool index64,
+                       std::int64_t count, ExtentOf&& extent_of) {
+  PreparedKernel pk;
+  pk.kernel = &kernel;
+  for (const jit::KernelParam& param : k.params) {
+    const auto slot = std::uint32_t(pk.words.size());
+    pk.slots.push_back(slot);
+    switch (param.kind) {
+      case jit::KernelParam::Kind::count:
+        if (index64) {
+          const long long v = count;
+          append(pk.words, &v, sizeof v);
+        } else {
+          const int v = int(count);
+          append(pk.words, &v, sizeof v);
+        }
+        break;
+      case jit::KernelParam::Kind::dims:
+      case jit::KernelParam::Kind::strides:
+      case jit::KernelParam::Kind::extent: {
+        const std::vector<char> bytes = extent_bytes(extent_of(param), index64);
+        append(pk.words, bytes.data(), bytes.size());
+        break;
+      }
+      default:  // one word each: pointers, scalars, seeds and streams
+        pk.binds.push_back({param.kind, param.index, slot});
+        pk.words.push_back(0);
+        break;
+    }
+  }
+  pk.blocks = unsigned(std::min<std::int64_t>(k.blocks, std::numeric_limits<int>::max()));
+  pk.threads = unsigned(k.threads);
+  return pk;
 }
 
 PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
@@ -97,103 +134,102 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
     for (std::size_t stage = 0; stage < ks.size(); ++stage) {
       const jit::GeneratedKernel& k = ks[stage];
       if (k.blocks == 0) return out;
-      PreparedKernel pk;
-      pk.kernel = &find_or_load(device, k.signature, k.name,
-                                [&] { return jit::generate_reduce(spec)[stage].source; });
-      pk.index64 = spec.index64;
-      pk.params = k.params;
-      for (const jit::KernelParam& param : pk.params) {
-        if (param.kind == jit::KernelParam::Kind::extent) {
-          pk.extents.push_back(extent_bytes(k.extents[param.index], pk.index64));
-        }
-      }
-      finish(pk, k);
-      out.kernels.push_back(std::move(pk));
+      const LoadedKernel& kernel =
+          load(device, k, [&] { return jit::generate_reduce(spec)[stage].source; });
+      out.kernels.push_back(lay_out(kernel, k, spec.index64, 0, [&](const jit::KernelParam& param) {
+        return k.extents[param.index];
+      }));
       out.workspace_bytes = k.workspace_bytes;
     }
     return out;
   }
-  PreparedKernel pk;
-  pk.count = numel(step.domain);
-  if (pk.count == 0) return out;
+  const std::int64_t count = numel(step.domain);
+  if (count == 0) return out;
   const jit::FusedSpec spec = jit::make_fused_spec(p, s, step, layouts, outputs);
   const jit::GeneratedKernel k = jit::describe_fused(spec);
-  pk.kernel =
-      &find_or_load(device, k.signature, k.name, [&] { return jit::generate_fused(spec).source; });
-  pk.index64 = spec.index64;
-  pk.params = k.params;
-  fused_extents(pk, s, step, layouts, outputs);
-  finish(pk, k);
-  out.kernels.push_back(std::move(pk));
+  const LoadedKernel& kernel = load(device, k, [&] { return jit::generate_fused(spec).source; });
+  // The fused kernel's dims are the domain's; its strides are each operand's
+  // (reads, then writes) broadcast over the domain.
+  out.kernels.push_back(
+      lay_out(kernel, k, spec.index64, count, [&](const jit::KernelParam& param) -> Strides {
+        if (param.kind == jit::KernelParam::Kind::dims) return step.domain;
+        const std::size_t j = std::size_t(param.index);
+        const Layout l =
+            j < step.reads.size()
+                ? *layouts[step.reads[j]]
+                : jit::write_layout(s, step.writes[j - step.reads.size()], layouts, outputs);
+        return broadcast_strides(l.shape, l.strides, step.domain);
+      }));
   return out;
 }
 
-// Parameter values for cudaLaunchKernel, each in its own aligned slot. They
-// live on the stack when they fit, as almost every kernel's do, so that a
-// launch allocates nothing.
+// `n` values of T on the stack when they fit, as almost every statement's
+// do, else on the heap: a run allocates nothing.
+template <class T, std::size_t N>
+class SmallArray {
+ public:
+  explicit SmallArray(std::size_t n)
+      : data_(n <= N ? inline_ : (heap_ = std::make_unique<T[]>(n)).get()) {}
+  SmallArray(const SmallArray&) = delete;
+  SmallArray& operator=(const SmallArray&) = delete;
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  T* data() { return data_; }
+
+ private:
+  T inline_[N];
+  std::unique_ptr<T[]> heap_;
+  T* data_;
+};
+
+// Parameter values for cudaLaunchKernel: a copy of a prepared kernel's words,
+// and a pointer to each parameter's slot.
 class Args {
  public:
-  explicit Args(std::size_t words) {
-    if (words > kInline) {
-      heap_words_.resize(words);
-      heap_pointers_.resize(words);  // every parameter takes at least one word
-      words_ = heap_words_.data();
-      pointers_ = heap_pointers_.data();
-    }
+  explicit Args(const PreparedKernel& k) : words_(k.words.size()), pointers_(k.slots.size()) {
+    std::memcpy(words_.data(), k.words.data(), k.words.size() * sizeof(std::uint64_t));
+    for (std::size_t i = 0; i < k.slots.size(); ++i) pointers_[i] = words_.data() + k.slots[i];
   }
-  Args(const Args&) = delete;
-  Args& operator=(const Args&) = delete;
   template <class T>
-  void add(const T& v) {
+  void set(std::uint32_t slot, const T& v) {
     static_assert(sizeof(T) <= 8);
-    add_bytes(&v, sizeof v);
-  }
-  void add_bytes(const void* bytes, std::size_t size) {
-    void* slot = words_ + used_;
-    std::memcpy(slot, bytes, size);
-    pointers_[count_++] = slot;
-    used_ += (size + 7) / 8;
+    std::memcpy(words_.data() + slot, &v, sizeof v);
   }
   // A constant in the compute type of its dtype; an f16 constant holds what
   // f16 can, as on the CPU backend.
-  void add_scalar(const Node& n) {
+  void set_scalar(std::uint32_t slot, const Node& n) {
     switch (n.dtype) {
       case DType::b8:
-        return add(static_cast<bool>(n.ivalue != 0));
+        return set(slot, static_cast<bool>(n.ivalue != 0));
       case DType::u8:
-        return add(static_cast<unsigned char>(n.ivalue));
+        return set(slot, static_cast<unsigned char>(n.ivalue));
       case DType::i32:
-        return add(static_cast<int>(n.ivalue));
+        return set(slot, static_cast<int>(n.ivalue));
       case DType::i64:
-        return add(static_cast<long long>(n.ivalue));
+        return set(slot, static_cast<long long>(n.ivalue));
       case DType::f64:
-        return add(n.fvalue);
+        return set(slot, n.fvalue);
       case DType::f16:
-        return add(nf_f16_bits_to_f32(nf_f32_to_f16_bits(float(n.fvalue))));
+        return set(slot, nf_f16_bits_to_f32(nf_f32_to_f16_bits(float(n.fvalue))));
       case DType::bf16:
-        return add(nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(float(n.fvalue))));
+        return set(slot, nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(float(n.fvalue))));
       default:
-        return add(float(n.fvalue));
+        return set(slot, float(n.fvalue));
     }
   }
-  void** pointers() { return pointers_; }
+  void** pointers() { return pointers_.data(); }
 
  private:
-  static constexpr std::size_t kInline = 48;
-  std::uint64_t inline_words_[kInline];
-  void* inline_pointers_[kInline];
-  std::vector<std::uint64_t> heap_words_;
-  std::vector<void*> heap_pointers_;
-  std::uint64_t* words_ = inline_words_;
-  void** pointers_ = inline_pointers_;
-  std::size_t used_ = 0;
-  std::size_t count_ = 0;
+  // Every parameter takes at least one word, so a kernel whose words fit
+  // has pointers that fit too.
+  SmallArray<std::uint64_t, 48> words_;
+  SmallArray<void*, 48> pointers_;
 };
 
 class Runner {
  public:
-  Runner(const Program& p, const Schedule& s, const std::vector<Array>& outputs, int device)
-      : p_(p), s_(s), outputs_(outputs), device_(device) {}
+  Runner(const Program& p, const Schedule& s, std::span<const Array> outputs, int device)
+      : p_(p), s_(s), outputs_(outputs), device_(device), ptr_(p.nodes.size()) {}
 
   void run(const Launches& l) {
     place_values();
@@ -212,9 +248,9 @@ class Runner {
 
   // The address of element 0 of each value in memory.
   void place_values() {
-    ptr_.assign(p_.nodes.size(), nullptr);
     for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
       const Node& n = *p_.nodes[i];
+      ptr_[i] = nullptr;
       switch (s_.home[i]) {
         case Schedule::Home::leaf:
           ptr_[i] = at(n.array->storage(), n.array->offset(), n.dtype);
@@ -238,6 +274,8 @@ class Runner {
     }
   }
 
+  // A root that lives in memory already (a leaf, a view) is copied into its
+  // output: a write of a root goes to its output, wherever else it lives.
   void* write_pointer(int node) const {
     if (s_.root_of[node] >= 0) {
       const Array& out = outputs_[s_.root_of[node]];
@@ -257,53 +295,44 @@ class Runner {
 
   void launch(const Step& step, const PreparedKernel& prepared,
               const std::vector<void*>& workspaces) {
-    Args args(prepared.arg_words);
-    std::size_t extent = 0;
-    for (const jit::KernelParam& param : prepared.params) {
-      switch (param.kind) {
+    Args args(prepared);
+    for (const PreparedKernel::Bind& b : prepared.binds) {
+      switch (b.kind) {
         case jit::KernelParam::Kind::output:
-          args.add(write_pointer(step.writes[param.index]));
+          args.set(b.slot, write_pointer(step.writes[b.index]));
           break;
         case jit::KernelParam::Kind::input:
-          args.add(static_cast<void*>(ptr_[step.reads[param.index]]));
+          args.set(b.slot, static_cast<void*>(ptr_[step.reads[b.index]]));
           break;
         case jit::KernelParam::Kind::scalar:
-          args.add_scalar(*p_.nodes[param.index]);
+          args.set_scalar(b.slot, *p_.nodes[b.index]);
           break;
         case jit::KernelParam::Kind::seed:
-          args.add(p_.nodes[param.index]->seed);
+          args.set(b.slot, p_.nodes[b.index]->seed);
           break;
         case jit::KernelParam::Kind::stream:
-          args.add(p_.nodes[param.index]->stream);
+          args.set(b.slot, p_.nodes[b.index]->stream);
           break;
         case jit::KernelParam::Kind::workspace:
-          args.add(workspaces[param.index]);
+          args.set(b.slot, workspaces[b.index]);
           break;
         case jit::KernelParam::Kind::count:
-          if (prepared.index64) {
-            args.add(static_cast<long long>(prepared.count));
-          } else {
-            args.add(static_cast<int>(prepared.count));
-          }
-          break;
         case jit::KernelParam::Kind::dims:
         case jit::KernelParam::Kind::strides:
-        case jit::KernelParam::Kind::extent: {
-          const std::vector<char>& bytes = prepared.extents[extent++];
-          args.add_bytes(bytes.data(), bytes.size());
-          break;
-        }
+        case jit::KernelParam::Kind::extent:
+          break;  // the same for every run: written by lay_out
       }
     }
+    if (g_stand_ins.load(std::memory_order_relaxed)) return;
     cuda::launch(*prepared.kernel, device_, dim3(prepared.blocks), dim3(prepared.threads),
                  args.pointers(), 0);
   }
 
   const Program& p_;
   const Schedule& s_;
-  const std::vector<Array>& outputs_;
+  const std::span<const Array> outputs_;
   const int device_;
-  std::vector<char*> ptr_;
+  SmallArray<char*, 64> ptr_;
   std::vector<std::shared_ptr<Storage>> temps_;  // freed in stream order after the launches
 };
 
@@ -315,17 +344,24 @@ bool runs_on_gpu(const Schedule& s) {
 }
 
 std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
-                                        const std::vector<Array>& outputs, int device) {
+                                        std::span<const Array> outputs, int device) {
+  // Code generation takes the outputs as a vector; a miss can afford the copy.
+  const std::vector<Array> outs(outputs.begin(), outputs.end());
   auto l = std::make_shared<Launches>();
-  const auto layouts = memory_layouts(p, s, outputs);
-  for (const Step& step : s.steps)
-    l->steps.push_back(prepare_step(p, s, step, layouts, outputs, device));
+  const auto layouts = memory_layouts(p, s, outs);
+  for (const Step& step : s.steps) {
+    l->steps.push_back(prepare_step(p, s, step, layouts, outs, device));
+  }
   return l;
 }
 
-void run(const Launches& l, const Program& p, const Schedule& s, const std::vector<Array>& outputs,
+void run(const Launches& l, const Program& p, const Schedule& s, std::span<const Array> outputs,
          int device) {
   Runner(p, s, outputs, device).run(l);
+}
+
+void use_stand_in_kernels(bool on) {
+  g_stand_ins.store(on, std::memory_order_relaxed);
 }
 
 }  // namespace nf::cuda

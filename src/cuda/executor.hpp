@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "numfuse/array.hpp"
@@ -21,11 +22,19 @@ bool runs_on_gpu(const Schedule& s);
 // scalars.
 struct Launches;
 std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
-                                        const std::vector<Array>& outputs, int device);
+                                        std::span<const Array> outputs, int device);
 
 // Writes root i of `p` into outputs[i]; every array involved lives on
 // `device`. `l` was prepared for a statement with the same key.
-void run(const Launches& l, const Program& p, const Schedule& s, const std::vector<Array>& outputs,
+void run(const Launches& l, const Program& p, const Schedule& s, std::span<const Array> outputs,
          int device);
+
+// For benchmarks on a machine without a GPU: with stand-ins on, prepare()
+// loads no kernel and run() binds every argument but launches nothing, so
+// that a warm statement over arrays that claim a device (with host memory
+// behind them) runs the rest of its host path (bench/host_overhead_bench).
+// Elementwise statements only: planning a reduction asks the device's
+// architecture.
+void use_stand_in_kernels(bool on);
 
 }  // namespace nf::cuda

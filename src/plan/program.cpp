@@ -87,7 +87,7 @@ class Builder {
 
 }  // namespace
 
-Program make_program(const std::vector<NodePtr>& roots) {
+Program make_program(std::span<const NodePtr> roots) {
   Builder b;
   b.program.roots.reserve(roots.size());
   for (const auto& r : roots) b.program.roots.push_back(b.visit(r));

@@ -2,6 +2,7 @@
 // (common-subexpression elimination), in an order where inputs come first.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "graph/node.hpp"
@@ -15,6 +16,10 @@ struct Program {
   std::vector<int> last_use;             // per node: last reader's index; nodes.size() for roots
 };
 
-Program make_program(const std::vector<NodePtr>& roots);
+Program make_program(std::span<const NodePtr> roots);
+// For braced lists of roots (`make_program({e.node()})`), which no span takes.
+inline Program make_program(const std::vector<NodePtr>& roots) {
+  return make_program(std::span<const NodePtr>(roots));
+}
 
 }  // namespace nf

@@ -40,7 +40,7 @@ class KeyWriter {
 
 }  // namespace
 
-StatementKey statement_key(const Program& p, const std::vector<Array>& outputs,
+StatementKey statement_key(const Program& p, std::span<const Array> outputs,
                            const ScheduleOptions& options) {
   // Enough words for nodes and outputs of rank 2 (a rank-2 leaf takes 16),
   // so that a typical key never regrows.

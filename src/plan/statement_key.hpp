@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "numfuse/array.hpp"
@@ -19,7 +20,7 @@ struct StatementKey {
   bool operator==(const StatementKey& o) const { return hash == o.hash && words == o.words; }
 };
 
-StatementKey statement_key(const Program& p, const std::vector<Array>& outputs,
+StatementKey statement_key(const Program& p, std::span<const Array> outputs,
                            const ScheduleOptions& options);
 
 }  // namespace nf

@@ -102,6 +102,47 @@ TEST_CASE("copying an Array shares storage, assignment rebinds", "[arrays]") {
   CHECK_THAT(a.to_vector<double>(), Equals(V{20, 9, 9}));
 }
 
+TEST_CASE("assignment reuses a buffer only its target holds", "[arrays]") {
+  const Array x = ramp({2, 3});
+  Array y = nf::zeros({2, 3}, nf::f64);
+  const auto* buffer = y.storage().get();
+  y = x * 2;  // nothing else sees y's buffer, which fits: the statement writes into it
+  CHECK(y.storage().get() == buffer);
+  CHECK_THAT(y.to_vector<double>(), Equals(V{0, 2, 4, 6, 8, 10}));
+
+  // Held elsewhere, the buffer stays as it was and `y` is rebound.
+  const Array held = y;
+  y = x + 1;
+  CHECK(y.storage().get() != buffer);
+  CHECK_THAT(held.to_vector<double>(), Equals(V{0, 2, 4, 6, 8, 10}));
+  CHECK_THAT(y.to_vector<double>(), Equals(V{1, 2, 3, 4, 5, 6}));
+  buffer = y.storage().get();
+  y = y * 10;  // read by the statement itself
+  CHECK(y.storage().get() != buffer);
+  CHECK_THAT(y.to_vector<double>(), Equals(V{10, 20, 30, 40, 50, 60}));
+
+  // A buffer that is not exactly a new result's is not reused either.
+  buffer = y.storage().get();
+  y = nf::astype(x, nf::f32);  // another dtype
+  CHECK(y.storage().get() != buffer);
+  CHECK(y.dtype() == nf::f32);
+  buffer = y.storage().get();
+  y = x.reshape({3, 2}) * 1;  // another shape
+  CHECK(y.storage().get() != buffer);
+  CHECK(y.shape() == nf::Shape{3, 2});
+  Array part = ramp({4, 3})(nf::slice(0, 2));  // the first rows of a larger buffer
+  buffer = part.storage().get();
+  part = x - 1;
+  CHECK(part.storage().get() != buffer);
+  CHECK_THAT(part.to_vector<double>(), Equals(V{-1, 0, 1, 2, 3, 4}));
+  Array t = ramp({3, 2}).T();  // strided
+  buffer = t.storage().get();
+  t = x * 3;
+  CHECK(t.storage().get() != buffer);
+  CHECK(t.strides() == nf::Strides{3, 1});
+  CHECK_THAT(t.to_vector<double>(), Equals(V{0, 3, 6, 9, 12, 15}));
+}
+
 TEST_CASE("in-place updates read before they write", "[arrays]") {
   Array a = ramp({3, 3});
   a += a.T();
