@@ -1,6 +1,7 @@
 #include "graph/build.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -82,11 +83,82 @@ NodePtr finish(std::shared_ptr<Node> made) {
   return made;
 }
 
+// Node blocks (a Node and its reference counts, some 220 bytes) are made and
+// freed by the dozen per statement, more than malloc's per-thread cache of a
+// size holds (7 blocks): the rest took malloc's slow path, a third of
+// building and tearing down chain8. Each thread keeps up to kKeptBlocks freed
+// blocks for its next nodes instead. A block may be freed on another thread
+// than made it; it then joins that thread's list, all blocks being alike.
+struct FreeBlocks {
+  void* head;
+  std::uint32_t count;
+  bool closed;  // the thread is exiting: free blocks to the heap
+};
+constexpr std::uint32_t kKeptBlocks = 256;
+// Trivially destructible, so that nodes freed late in a thread's exit (by
+// other thread_local owners) still find it; Drain empties it at exit.
+thread_local constinit FreeBlocks t_free{nullptr, 0, false};
+
+struct Drain {
+  ~Drain() {
+    t_free.closed = true;
+    while (t_free.head) {
+      void* next = *static_cast<void**>(t_free.head);
+      ::operator delete(t_free.head);
+      t_free.head = next;
+    }
+    t_free.count = 0;
+  }
+};
+thread_local Drain t_drain;
+
+template <class T>
+struct NodeAllocator {
+  using value_type = T;
+  static_assert(sizeof(T) >= sizeof(void*));
+
+  NodeAllocator() = default;
+  template <class U>
+  NodeAllocator(const NodeAllocator<U>&) {}
+
+  T* allocate(std::size_t n) {
+    FreeBlocks& free = t_free;
+    if (n == 1 && free.head) {
+      void* p = free.head;
+      free.head = *static_cast<void**>(p);
+      --free.count;
+      return static_cast<T*>(p);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) {
+    FreeBlocks& free = t_free;
+    if (n != 1 || free.count >= kKeptBlocks || free.closed) {
+      ::operator delete(p);
+      return;
+    }
+    // The first block kept registers the drain for this thread's exit.
+    if (free.count == 0) static_cast<void>(&t_drain);
+    *reinterpret_cast<void**>(p) = free.head;
+    free.head = p;
+    ++free.count;
+  }
+  template <class U>
+  bool operator==(const NodeAllocator<U>&) const {
+    return true;
+  }
+};
+
+template <class... A>
+std::shared_ptr<Node> new_node(A&&... a) {
+  return std::allocate_shared<Node>(NodeAllocator<Node>(), std::forward<A>(a)...);
+}
+
 // Nodes are made in the block their shared pointer owns and filled in there:
-// moving a finished Node (some 170 bytes) into the block, then destroying the
+// moving a finished Node (some 200 bytes) into the block, then destroying the
 // emptied original, cost a tenth of building chain8.
-std::shared_ptr<Node> node(OpId op, DType t, Shape shape, std::vector<NodePtr> inputs = {}) {
-  auto n = std::make_shared<Node>();
+std::shared_ptr<Node> node(OpId op, DType t, Shape shape, NodeInputs inputs = {}) {
+  auto n = new_node();
   n->op = op;
   n->dtype = t;
   n->shape = std::move(shape);
@@ -135,8 +207,7 @@ struct Promoted {
   DType dtype;
   bool weak;
 };
-Promoted promote(const std::vector<NodePtr>& all, std::size_t first, OpId op) {
-  const std::span<const NodePtr> ins(all.begin() + first, all.end());
+Promoted promote(std::span<const NodePtr> ins, OpId op) {
   bool have_strong = false;
   DType strong = bool_, weak = bool_;
   for (const auto& in : ins) {
@@ -156,6 +227,37 @@ Promoted promote(const std::vector<NodePtr>& all, std::size_t first, OpId op) {
   return {p, false};
 }
 
+// A 0-d constant. Statements in a loop name the same C++ scalars every time
+// (`x * 0.5f`), each a weak constant and its cast to the arrays' dtype: the
+// constants this thread made last are kept and reused, so a warm statement
+// makes no constant nodes. They hold no storage, and nodes are immutable.
+// Kept in 16 sets of two, the most recently used first: a statement's few
+// constants rarely evict each other.
+NodePtr constant(DType t, bool weak, double f, std::int64_t i) {
+  thread_local std::array<std::array<NodePtr, 2>, 16> recent;
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &f, sizeof f);
+  const std::uint64_t h =
+      hash_mix(hash_mix(hash_mix(kHashSeed, bits), std::uint64_t(i)), std::uint64_t(t) << 1 | weak);
+  auto& set = recent[(h * 0xC4CEB9FE1A85EC53ULL) >> 60];
+  const auto same = [&](const NodePtr& c) {
+    return c && c->dtype == t && c->weak == weak && c->ivalue == i &&
+           std::memcmp(&c->fvalue, &f, sizeof f) == 0;
+  };
+  if (same(set[0])) return set[0];
+  if (same(set[1])) {
+    std::swap(set[0], set[1]);
+    return set[0];
+  }
+  auto n = node(OpId::constant, t, {});
+  n->weak = weak;
+  n->fvalue = f;
+  n->ivalue = i;
+  set[1] = std::move(set[0]);
+  set[0] = finish(std::move(n));
+  return set[0];
+}
+
 // The same view of the same storage; a live leaf holds its storage, so an
 // equal address is the same buffer.
 bool same_view(const Array& a, const Array& b) {
@@ -165,8 +267,8 @@ bool same_view(const Array& a, const Array& b) {
 
 }  // namespace
 
-NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs) {
-  auto copy = std::make_shared<Node>(n);
+NodePtr rebuild(const Node& n, NodeInputs inputs) {
+  auto copy = new_node(n);
   copy->inputs = std::move(inputs);
   return finish(std::move(copy));
 }
@@ -186,33 +288,19 @@ NodePtr make_leaf(const Array& a) {
 }
 
 NodePtr make_weak_float(double v) {
-  auto n = node(OpId::constant, f64, {});
-  n->weak = true;
-  n->fvalue = v;
-  return finish(std::move(n));
+  return constant(f64, true, v, 0);
 }
 
 NodePtr make_weak_int(std::int64_t v) {
-  auto n = node(OpId::constant, i64, {});
-  n->weak = true;
-  n->ivalue = v;
-  n->fvalue = static_cast<double>(v);
-  return finish(std::move(n));
+  return constant(i64, true, static_cast<double>(v), v);
 }
 
 NodePtr make_weak_bool(bool v) {
-  auto n = node(OpId::constant, bool_, {});
-  n->weak = true;
-  n->ivalue = v;
-  n->fvalue = v;
-  return finish(std::move(n));
+  return constant(bool_, true, v, v);
 }
 
 NodePtr make_constant(double v, DType t) {
-  auto n = node(OpId::constant, t, {});
-  n->fvalue = v;
-  n->ivalue = t == bool_ ? v != 0 : saturate_to_i64(v);
-  return finish(std::move(n));
+  return constant(t, false, v, t == bool_ ? v != 0 : saturate_to_i64(v));
 }
 
 NodePtr make_iota(const Shape& shape, int axis, DType t) {
@@ -240,22 +328,21 @@ NodePtr make_cast(const NodePtr& x, DType t) {
   if (x->dtype == t && !x->weak) return x;
   if (x->op == OpId::constant) {
     // Fold: a constant cast is a constant of the new dtype.
-    auto n = std::make_shared<Node>(*x);
-    n->dtype = t;
-    n->weak = false;
+    double f = x->fvalue;
+    std::int64_t i = x->ivalue;
     if (!is_floating(x->dtype)) {
-      n->fvalue = double(x->ivalue);
+      f = double(x->ivalue);
     } else if (t == bool_) {
-      n->ivalue = x->fvalue != 0;
+      i = x->fvalue != 0;
     } else if (!is_floating(t)) {
-      n->ivalue = saturate_to_i64(x->fvalue);
+      i = saturate_to_i64(x->fvalue);
     }
-    return finish(std::move(n));
+    return constant(t, false, f, i);
   }
   return finish(node(OpId::cast, t, x->shape, {x}));
 }
 
-NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
+NodePtr make_elementwise(OpId op, NodeInputs inputs) {
   const OpInfo& info = op_info(op);
   if (info.kind != OpKind::elementwise || int(inputs.size()) != info.arity) {
     throw InternalError("make_elementwise: " + op_str(op) + " with " +
@@ -270,7 +357,7 @@ NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs) {
   }
   // where(): the condition takes no part in promotion.
   const bool select = info.rule == ResultRule::select;
-  const Promoted p = promote(inputs, select ? 1 : 0, op);
+  const Promoted p = promote({inputs.begin() + (select ? 1 : 0), inputs.end()}, op);
   const DType operand = operand_dtype(op, p.dtype);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const DType want = (select && i == 0) ? bool_ : operand;
@@ -379,7 +466,8 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
   }
   Shape batch = broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2),
                                  "nf::matmul (batch axes)");
-  const Promoted p = promote({a, b}, 0, OpId::matmul);
+  const NodePtr operands[] = {a, b};
+  const Promoted p = promote(operands, OpId::matmul);
   Shape shape = batch;
   shape.push_back(sa[sa.size() - 2]);
   shape.push_back(sb.back());

@@ -20,7 +20,7 @@ NodePtr make_constant(double v, DType t);
 NodePtr make_iota(const Shape& shape, int axis, DType t);
 NodePtr make_random(OpId op, const Shape& shape, DType t, std::uint64_t seed, std::uint64_t stream);
 NodePtr make_cast(const NodePtr& x, DType t);
-NodePtr make_elementwise(OpId op, std::vector<NodePtr> inputs);
+NodePtr make_elementwise(OpId op, NodeInputs inputs);
 NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof = 0);
 NodePtr make_reshape(const NodePtr& x, Shape shape);
 NodePtr make_permute(const NodePtr& x, std::vector<int> perm);
@@ -28,6 +28,6 @@ NodePtr make_broadcast(const NodePtr& x, const Shape& shape);
 NodePtr make_matmul(const NodePtr& a, const NodePtr& b);
 
 // A copy of `n` over new inputs of the same shapes and dtypes.
-NodePtr rebuild(const Node& n, std::vector<NodePtr> inputs);
+NodePtr rebuild(const Node& n, NodeInputs inputs);
 
 }  // namespace nf

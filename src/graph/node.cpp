@@ -1,6 +1,15 @@
 #include "graph/node.hpp"
 
+#include <iterator>
+#include <string>
+
+#include "numfuse/errors.hpp"
+
 namespace nf {
+
+void NodeInputs::too_many() {
+  throw InternalError("a node with more than " + std::to_string(kMax) + " inputs");
+}
 
 // Below this depth the members' own destructors tear a tree down, recursing
 // at most this deep; the explicit walk below costs more than they do.
@@ -8,7 +17,8 @@ constexpr std::uint32_t kRecursiveTeardownDepth = 64;
 
 Node::~Node() {
   if (depth < kRecursiveTeardownDepth) return;
-  std::vector<NodePtr> pending = std::move(inputs);
+  std::vector<NodePtr> pending(std::make_move_iterator(inputs.begin()),
+                               std::make_move_iterator(inputs.end()));
   while (!pending.empty()) {
     NodePtr n = std::move(pending.back());
     pending.pop_back();

@@ -2,6 +2,8 @@
 // which check shapes and dtypes, so every node that exists is well-formed.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +19,68 @@ namespace nf {
 struct Node;
 using NodePtr = std::shared_ptr<const Node>;
 
+// The inputs of a node, held in the node: no op takes more than three
+// (where, clip), so a node costs one allocation for itself and its inputs
+// rather than two. Readers use it as a vector.
+class NodeInputs {
+ public:
+  static constexpr std::size_t kMax = 3;
+
+  NodeInputs() = default;
+  // By value, so that an operand passed as a temporary is moved, not copied.
+  NodeInputs(NodePtr a) { push_back(std::move(a)); }
+  NodeInputs(NodePtr a, NodePtr b) : NodeInputs(std::move(a)) { push_back(std::move(b)); }
+  NodeInputs(NodePtr a, NodePtr b, NodePtr c) : NodeInputs(std::move(a), std::move(b)) {
+    push_back(std::move(c));
+  }
+  NodeInputs(const std::vector<NodePtr>& ins) {
+    for (const NodePtr& in : ins) push_back(in);
+  }
+  NodeInputs(std::vector<NodePtr>&& ins) {
+    for (NodePtr& in : ins) push_back(std::move(in));
+  }
+  NodeInputs(const NodeInputs&) = default;
+  NodeInputs& operator=(const NodeInputs&) = default;
+  // A moved-from list is empty, as a moved-from vector is.
+  NodeInputs(NodeInputs&& o) noexcept : items_(std::move(o.items_)), size_(o.size_) { o.size_ = 0; }
+  NodeInputs& operator=(NodeInputs&& o) noexcept {
+    items_ = std::move(o.items_);
+    size_ = o.size_;
+    o.size_ = 0;
+    return *this;
+  }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  NodePtr& operator[](std::size_t i) { return items_[i]; }
+  const NodePtr& operator[](std::size_t i) const { return items_[i]; }
+  NodePtr* begin() { return items_.data(); }
+  NodePtr* end() { return items_.data() + size_; }
+  const NodePtr* begin() const { return items_.data(); }
+  const NodePtr* end() const { return items_.data() + size_; }
+  NodePtr& back() { return items_[size_ - 1]; }
+  const NodePtr& back() const { return items_[size_ - 1]; }
+
+  void push_back(NodePtr in) {
+    if (size_ == kMax) too_many();
+    items_[size_++] = std::move(in);
+  }
+  NodePtr& emplace_back(NodePtr in) {
+    push_back(std::move(in));
+    return back();
+  }
+  void clear() {
+    for (std::size_t i = 0; i < size_; ++i) items_[i].reset();
+    size_ = 0;
+  }
+
+ private:
+  [[noreturn]] static void too_many();
+
+  std::array<NodePtr, kMax> items_;
+  std::size_t size_ = 0;
+};
+
 struct Node {
   OpId op;
   DType dtype;
@@ -24,7 +88,7 @@ struct Node {
   // Weak nodes come from C++ scalars and take the dtype of the arrays they
   // meet (NumPy 2 / NEP 50 promotion).
   bool weak = false;
-  std::vector<NodePtr> inputs;
+  NodeInputs inputs;
 
   // Attributes; which ones an op uses is said beside each.
   double fvalue = 0;                   // constant (floating)

@@ -118,3 +118,19 @@ TEST_CASE("a node rebuilt on new inputs takes their device", "[plan]") {
   const nf::NodePtr rebuilt = nf::rebuild(on_gpu, {leaf});
   CHECK(rebuilt->device == nf::Device::cpu());
 }
+
+TEST_CASE("a C++ scalar reused across statements keeps each statement's dtype", "[plan]") {
+  // Constants are kept per thread and shared between statements; a weak
+  // scalar and its casts must stay distinct nodes.
+  const nf::Array x = nf::ones({3});
+  const nf::Expr weak = 0.5;
+  const nf::Expr f32 = x * 0.5;
+  const nf::Expr f64 = nf::astype(x, nf::f64) * 0.5;
+  CHECK(weak.dtype() == nf::f64);
+  CHECK(weak.node()->weak);
+  CHECK(f32.node()->inputs[1]->dtype == nf::f32);
+  CHECK(f64.node()->inputs[1]->dtype == nf::f64);
+  CHECK_FALSE(f64.node()->inputs[1]->weak);
+  CHECK(nf::Expr(0.5).node() == weak.node());
+  CHECK(nf::Array(f32).to_vector<float>() == std::vector<float>{0.5f, 0.5f, 0.5f});
+}
