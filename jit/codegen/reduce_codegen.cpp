@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -72,6 +73,31 @@ const char* combine_op(TermKind k) {
 }
 
 constexpr int kKeptWords = 32;  // registers a thread holds computed values in, at most
+
+// The term of a reduction made of one pass; none for two-pass ones.
+std::optional<TermKind> one_term(OpId op) {
+  switch (op) {
+    case OpId::sum:
+    case OpId::mean:
+      return TermKind::sum;
+    case OpId::prod:
+      return TermKind::prod;
+    case OpId::min:
+      return TermKind::min;
+    case OpId::max:
+      return TermKind::max;
+    case OpId::any:
+      return TermKind::any;
+    case OpId::all:
+      return TermKind::all;
+    case OpId::argmin:
+      return TermKind::argmin;
+    case OpId::argmax:
+      return TermKind::argmax;
+    default:
+      return std::nullopt;
+  }
+}
 
 class Generator {
  public:
@@ -176,54 +202,22 @@ class Generator {
       }
       const int x = inputs(i)[0], first = ready + 1;
       int last = first;
-      switch (n.op) {
-        case OpId::sum:
-          result_[i] = {term(TermKind::sum, x, first)};
-          break;
-        case OpId::mean: {
-          const int s = term(TermKind::sum, x, first);
-          terms_[s].mean_used = true;
-          result_[i] = {s};
-          break;
-        }
-        case OpId::prod:
-          result_[i] = {term(TermKind::prod, x, first)};
-          break;
-        case OpId::min:
-          result_[i] = {term(TermKind::min, x, first)};
-          break;
-        case OpId::max:
-          result_[i] = {term(TermKind::max, x, first)};
-          break;
-        case OpId::any:
-          result_[i] = {term(TermKind::any, x, first)};
-          break;
-        case OpId::all:
-          result_[i] = {term(TermKind::all, x, first)};
-          break;
-        case OpId::argmin:
-          result_[i] = {term(TermKind::argmin, x, first)};
-          break;
-        case OpId::argmax:
-          result_[i] = {term(TermKind::argmax, x, first)};
-          break;
-        case OpId::var:
-        case OpId::std: {
-          const int s = term(TermKind::sum, x, first);
-          terms_[s].mean_used = true;
-          const std::string mean = "m" + terms_[s].name.substr(1);
-          result_[i] = {s, term(TermKind::squared_deviation, x, first + 1, mean)};
-          last = first + 1;
-          break;
-        }
-        case OpId::logsumexp: {
-          const int m = term(TermKind::max, x, first);
-          result_[i] = {m, term(TermKind::exp_deviation, x, first + 1, terms_[m].name)};
-          last = first + 1;
-          break;
-        }
-        default:
-          throw InternalError("codegen: no reduction kernel for " + std::string(op_name(n.op)));
+      if (const std::optional<TermKind> kind = one_term(n.op)) {
+        const int t = term(*kind, x, first);
+        if (n.op == OpId::mean) terms_[t].mean_used = true;
+        result_[i] = {t};
+      } else if (n.op == OpId::var || n.op == OpId::std) {
+        const int s = term(TermKind::sum, x, first);
+        terms_[s].mean_used = true;
+        const std::string mean = "m" + terms_[s].name.substr(1);
+        result_[i] = {s, term(TermKind::squared_deviation, x, first + 1, mean)};
+        last = first + 1;
+      } else if (n.op == OpId::logsumexp) {
+        const int m = term(TermKind::max, x, first);
+        result_[i] = {m, term(TermKind::exp_deviation, x, first + 1, terms_[m].name)};
+        last = first + 1;
+      } else {
+        throw InternalError("codegen: no reduction kernel for " + std::string(op_name(n.op)));
       }
       ready_[i] = last;
       rounds_ = std::max(rounds_, last);
