@@ -44,6 +44,11 @@ struct GeneratedKernel {
   // Blocks of a thread block cluster, which the kernel declares itself
   // (__cluster_dims__): `blocks` is a multiple of it.
   int cluster = 1;
+  // Each block loops over tiles blockIdx.x, + gridDim.x, ...: `blocks` is the
+  // number of tiles, and a launch needs no more blocks than the device runs
+  // at once.
+  bool loops_over_tiles = false;
+  std::size_t shared_bytes = 0;  // dynamic shared memory of a block
 };
 
 // A kernel's name: `kind` and 16 hex digits of its signature's hash, so equal

@@ -121,6 +121,8 @@ class Generator {
     k_.threads = s_.tr * s_.to;
     k_.cluster = s_.cluster;
     k_.blocks = (numel(s_.kept) + s_.to - 1) / s_.to * s_.chunks * s_.cluster;
+    k_.loops_over_tiles = s_.prefetch;
+    k_.shared_bytes = s_.prefetch ? std::size_t(prefetch_bytes(s_)) : 0;
     if (split()) {
       for (const Term& t : terms_) {
         k_.workspace_bytes.push_back(acc_bytes(t) * numel(s_.kept) * s_.chunks);
@@ -230,7 +232,8 @@ class Generator {
                       std::to_string(s_.to) + ";per" + std::to_string(s_.per) + ";vec" +
                       std::to_string(s_.vec) + ";kept" + std::to_string(s_.kept.size()) + ";red" +
                       std::to_string(s_.reduced.size()) +
-                      (clustered() ? ";cluster" + std::to_string(s_.cluster) : "") + ";in";
+                      (clustered() ? ";cluster" + std::to_string(s_.cluster) : "") +
+                      (s_.prefetch ? ";prefetch" : "") + (s_.whole ? ";whole" : "") + ";in";
     for (const auto& o : s_.reads)
       sig += std::string(":") + std::string(name(o.dtype)) + "/" + along_name(o.along);
     sig += ";out";
@@ -339,15 +342,6 @@ class Generator {
     return c;
   }
 
-  // A value made by a library function (exp, log, a division) is worth a
-  // register more than computing it again.
-  bool worth_a_register(int i) const {
-    const OpInfo& info = op_info(node(i).op);
-    return info.kind == OpKind::elementwise &&
-           (info.rule == ResultRule::floating || info.rule == ResultRule::true_divide ||
-            node(i).op == OpId::power);
-  }
-
   // In held rows, a value that one pass computes and a later one needs again
   // stays in registers (softmax's exp(x - max)): the later pass takes it
   // rather than what it was computed from, which the compiler then lets go.
@@ -367,7 +361,9 @@ class Generator {
         stack.pop_back();
         if (per_output_.at(i) || !seen.insert(i).second || kept_.count(i)) continue;
         if (is_read(i)) continue;
-        if (first.at(i) < stage && worth_a_register(i)) {
+        // A library function's value is worth a register more than
+        // computing it again.
+        if (first.at(i) < stage && is_library_function(node(i))) {
           const DType t = node(i).dtype;
           const int w = s_.per * s_.vec * (t == f64 || t == i64 ? 2 : 1);
           if (words + w <= kKeptWords) {
@@ -458,7 +454,7 @@ class Generator {
       // the row or not.
       b += "#pragma unroll\n  for (int k = 0; k < " + std::to_string(s_.per) + "; ++k) {\n";
       b += "    const nf_idx g = " + first_group() + "tr + (nf_idx)k * " + TR + ";\n";
-      b += "    if (live && g < groups) {\n";
+      b += "    if (" + held_guard("live") + ") {\n";
       ind += "  ";
     } else {
       b += split() ? "  for (nf_idx g = g0 + tr; live && g < g1; g += " + TR + ") {\n"
@@ -754,8 +750,9 @@ class Generator {
     return params;
   }
 
-  // Each operand's offset at the start of the thread's output.
-  std::string output_bases() const {
+  // Each operand's offset at the start of the thread's output; `operands`:
+  // those that need it, all where empty.
+  std::string output_bases(const std::vector<int>& operands = {}) const {
     if (s_.kept.empty()) return "";
     std::string b;
     const int kr = int(s_.kept.size());
@@ -771,6 +768,9 @@ class Generator {
       b += "  const nf_idx k0 = rest;\n";
     }
     for (int j = 0; j < int(s_.reads.size() + s_.writes.size()); ++j) {
+      if (!operands.empty() && std::find(operands.begin(), operands.end(), j) == operands.end()) {
+        continue;
+      }
       std::string e;
       for (int d = 0; d < kr; ++d) {
         e += (d ? " + " : "") + std::string("k") + std::to_string(d) + " * kst_" + operand_name(j) +
@@ -807,6 +807,11 @@ class Generator {
                  ? "A thread holds its " + std::to_string(s_.per) + " group(s) of " +
                        std::to_string(s_.vec) + " element(s)\n// in registers across passes.\n"
                  : "Each pass reads the elements from memory again.\n";
+      if (s_.prefetch) {
+        src +=
+            "// A block loops over tiles of outputs, copying the next tile's elements\n"
+            "// into shared memory while it works on the current one.\n";
+      }
     }
     src += "typedef " + idx() + " nf_idx;\n\n";
     const std::string params = parameters();
@@ -819,45 +824,123 @@ class Generator {
     const int slots = 2 * block_slots() + (clustered() ? 1 : 0);
     src +=
         "  __shared__ __align__(16) unsigned char nf_smem[" + std::to_string(slots * 16) + "];\n";
+    if (s_.prefetch) src += prefetch_buffers();
     // A split step's block takes chunk c of the outputs of tile blockIdx.x / chunks.
     const std::string tile = split()       ? "((nf_idx)blockIdx.x / chunks)"
                              : clustered() ? "((nf_idx)blockIdx.x / " + K + ")"
+                             : s_.prefetch ? "tile"
                                            : "(nf_idx)blockIdx.x";
-    if (s_.columns) {
-      src += "  const int tr = threadIdx.x / " + TO + ";\n";
-      src += "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x % " + TO + ";\n";
-    } else {
-      src += "  const int tr = threadIdx.x % " + TR + ";\n";
-      src += "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x / " + TR + ";\n";
-    }
-    if (split()) src += "  const nf_idx c = (nf_idx)blockIdx.x % chunks;\n";
-    if (clustered()) {
-      src += "  const nf_idx c = (nf_idx)blockIdx.x % " + K +
-             ";  // the block's rank in its cluster\n";
-    }
-    src += "  const bool live = o < rows;\n";
+    src += s_.columns ? "  const int tr = threadIdx.x / " + TO + ";\n"
+                      : "  const int tr = threadIdx.x % " + TR + ";\n";
     src += s_.vec > 1 ? "  const nf_idx groups = n / " + std::to_string(s_.vec) + ";\n"
                       : "  const nf_idx groups = n;\n";
-    if (split()) {
-      src += "  const nf_idx g0 = c * chunk;\n";
-      src += "  const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;\n";
+    std::string body =
+        s_.columns ? "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x % " + TO + ";\n"
+        : s_.prefetch && s_.to == 1
+            ? "  const nf_idx o = tile;\n"
+            : "  const nf_idx o = " + tile + " * " + TO + " + threadIdx.x / " + TR + ";\n";
+    if (split()) body += "  const nf_idx c = (nf_idx)blockIdx.x % chunks;\n";
+    if (clustered()) {
+      body += "  const nf_idx c = (nf_idx)blockIdx.x % " + K +
+              ";  // the block's rank in its cluster\n";
     }
-    if (clustered()) src += "  const nf_idx g0 = c * " + std::to_string(s_.tr * s_.per) + ";\n";
-    src += output_bases();
+    body += s_.prefetch && s_.to == 1 ? "  const bool live = true;  // tile < tiles == rows\n"
+                                      : "  const bool live = o < rows;\n";
+    if (split()) {
+      body += "  const nf_idx g0 = c * chunk;\n";
+      body += "  const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;\n";
+    }
+    if (clustered()) body += "  const nf_idx g0 = c * " + std::to_string(s_.tr * s_.per) + ";\n";
+    body += output_bases();
     for (int i : step_.reads) {
       if (!per_output_.at(i)) continue;
       const int j = reads_.at(i);
-      src += "  const " + ctype(i) + " " + names_.at(i) + " = live ? " +
-             load_expr(s_.reads[j].dtype, "in" + std::to_string(j) + "[" + base(j) + "]") + " : (" +
-             ctype(i) + ")0;\n";
+      body += "  const " + ctype(i) + " " + names_.at(i) + " = live ? " +
+              load_expr(s_.reads[j].dtype, "in" + std::to_string(j) + "[" + base(j) + "]") +
+              " : (" + ctype(i) + ")0;\n";
     }
-    src += per_output_values(0);
-    if (s_.per > 0) src += held_loads() + kept_declarations();
+    body += per_output_values(0);
+    if (s_.per > 0) body += held_loads() + kept_declarations();
+    body += passes_and_stores();
+    if (!s_.prefetch) return src + body + "}\n";
+    src += "  const nf_idx tiles = (rows + " + TO + " - 1) / " + TO + ";\n";
+    src += fetch("(nf_idx)blockIdx.x", "the block's first tile");
+    src += "  for (nf_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x) {\n";
+    return src + indented(body) + "  }\n}\n";
+  }
+
+  // Passes and stores; a split step's kernel stops after its pass.
+  std::string passes_and_stores() const {
+    std::string b;
     for (int round = 1; round <= rounds_; ++round) {
-      if (split() && round == stage_) return src + pass(round) + write_partials(round) + "}\n";
-      src += (split() ? gather(round) : pass(round)) + per_output_values(round);
+      if (split() && round == stage_) return b + pass(round) + write_partials(round);
+      b += (split() ? gather(round) : pass(round)) + per_output_values(round);
     }
-    return src + store_pass() + "}\n";
+    return b + store_pass();
+  }
+
+  // Operands whose rows a prefetching kernel copies into shared memory.
+  std::vector<int> prefetched() const {
+    std::vector<int> reads;
+    for (std::size_t j = 0; j < s_.reads.size(); ++j) {
+      if (s_.reads[j].along != Along::none) reads.push_back(int(j));
+    }
+    return reads;
+  }
+
+  // One slot of shared memory per group a thread holds, of each prefetched
+  // read: group k at k * threads + threadIdx.x, so that a warp's copies fill
+  // consecutive addresses. Each thread reads back only the slots it filled.
+  std::string prefetch_buffers() const {
+    std::string b = "  // the next tile's elements, copied in while the block works on this one\n";
+    b += "  NF_DYNAMIC_SHARED(nf_next);\n";
+    std::int64_t offset = 0;
+    for (int j : prefetched()) {
+      const std::string vt = vec_type(s_.reads[j].dtype);
+      b += "  " + vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(nf_next + " +
+           std::to_string(offset) + ");\n";
+      offset += std::int64_t(s_.vec * itemsize(s_.reads[j].dtype)) * s_.per * s_.tr * s_.to;
+    }
+    return b;
+  }
+
+  std::string slot() const { return "k * " + std::to_string(s_.tr * s_.to) + " + threadIdx.x"; }
+
+  // Whether the thread's held group g lies in its row, `live` its row's.
+  std::string held_guard(const std::string& live) const {
+    return s_.whole ? live : live + " && g < groups";
+  }
+
+  // Starts copying the thread's groups of tile `tile` into its slots.
+  std::string fetch(const std::string& tile, const std::string& what) const {
+    const std::string V = std::to_string(s_.vec);
+    std::string b = "  {  // " + what + " starts coming into shared memory\n";
+    std::string scope = "  const nf_idx o = " + tile + " * " + std::to_string(s_.to) +
+                        " + threadIdx.x / " + std::to_string(s_.tr) + ";\n";
+    scope += output_bases(prefetched());
+    scope += "#pragma unroll\n  for (int k = 0; k < " + std::to_string(s_.per) + "; ++k) {\n";
+    scope += "    const nf_idx g = tr + (nf_idx)k * " + std::to_string(s_.tr) + ";\n";
+    scope += "    if (" + held_guard("o < rows") + ") {\n";
+    for (int j : prefetched()) {
+      const std::string J = std::to_string(j);
+      scope += "      nf_fetch<" + std::to_string(s_.vec * itemsize(s_.reads[j].dtype)) +
+               ">(&s_in" + J + "[" + slot() + "], in" + J + " + " + base(j) + " + g * " + V +
+               ");\n";
+    }
+    scope += "    }\n  }\n";
+    return b + indented(scope) + "  }\n";
+  }
+
+  // `lines` one level deeper; preprocessor lines stay where they are.
+  static std::string indented(const std::string& lines) {
+    std::string out;
+    for (std::size_t at = 0; at < lines.size();) {
+      const std::size_t eol = lines.find('\n', at);
+      const std::string line = lines.substr(at, eol - at);
+      out += (line.rfind("#", 0) == 0 ? "" : "  ") + line + "\n";
+      at = eol + 1;
+    }
+    return out;
   }
 
   int block_slots() const {
@@ -884,7 +967,9 @@ class Generator {
       if (s_.reads[j].along == Along::none) continue;
       const std::string J = std::to_string(j), vt = vec_type(s_.reads[j].dtype);
       b += "  " + vt + " v_in" + J + "[" + P + "] = {};\n";
-      if (s_.vec > 1) {
+      if (s_.prefetch) {
+        loads += "      v_in" + J + "[k] = s_in" + J + "[" + slot() + "];\n";
+      } else if (s_.vec > 1) {
         loads += "      v_in" + J + "[k] = *(const " + vt + "*)(in" + J + " + " + base(int(j)) +
                  " + g * " + V + ");\n";
       } else {
@@ -892,14 +977,19 @@ class Generator {
       }
     }
     if (loads.empty()) return b;
+    if (s_.prefetch) b += "  nf_fetched();  // the tile's copies are in\n";
     b += "#pragma unroll\n  for (int k = 0; k < " + P + "; ++k) {\n";
     b += "    const nf_idx g = " + first_group() + "tr + (nf_idx)k * " + std::to_string(s_.tr) +
          ";\n";
-    b += "    if (live && g < groups) {\n";
+    b += "    if (" + held_guard("live") + ") {\n";
     if (s_.vec == 1) {
       b += "      const nf_idx r = g;\n" + reduced_coordinates("      ");
     }
-    return b + loads + "    }\n  }\n";
+    b += loads + "    }\n  }\n";
+    if (!s_.prefetch) return b;
+    // The barrier orders every thread's reads of its slots before the copies
+    // that overwrite them, and the last tile's combinations before this one's.
+    return b + "  __syncthreads();\n" + fetch("(tile + (nf_idx)gridDim.x)", "the next tile");
   }
 
   const ReduceSpec& s_;

@@ -62,6 +62,31 @@ bool hold_or_split(ReduceSpec& spec, std::int64_t groups, std::int64_t blocks,
   return true;
 }
 
+// Held rows of `prefetch_from` bytes or more a block take an SM's registers,
+// and the SM stops reading memory while its one block works on them. Where
+// that work includes library functions on every element (softmax's exp and
+// division), the block prefetches its next rows meanwhile; where it does
+// not (layer norm), prefetching cost more than it saved (bench/RESULTS.md).
+// Each vector is copied whole, so its bytes must be a size cp.async copies.
+bool prefetches(const ReduceSpec& spec, const ReduceLimits& limits) {
+  if (spec.columns || spec.per == 0 || spec.vec == 1 || spec.chunks > 1 || spec.cluster > 1 ||
+      limits.prefetch_from <= 0) {
+    return false;
+  }
+  const std::int64_t elements = numel(spec.step->domain);
+  const bool heavy = std::any_of(spec.step->nodes.begin(), spec.step->nodes.end(), [&](int i) {
+    const Node& n = *spec.program->nodes[i];
+    return numel(n.shape) == elements && is_library_function(n);
+  });
+  if (!heavy) return false;
+  for (const ReduceOperand& r : spec.reads) {
+    const std::size_t bytes = spec.vec * itemsize(r.dtype);
+    if (r.along != Along::none && bytes != 4 && bytes != 8 && bytes != 16) return false;
+  }
+  const std::int64_t bytes = prefetch_bytes(spec);
+  return bytes >= limits.prefetch_from && bytes <= limits.prefetch_max;
+}
+
 bool reduced_axis(const std::vector<int>& axes, int d) {
   return std::find(axes.begin(), axes.end(), d) != axes.end();
 }
@@ -99,10 +124,12 @@ ReduceLimits parse_reduce_limits(const std::string& text) {
       l.chunk_groups = int(value);
     } else if (key == "max_cluster" && value > 0 && value <= kMaxCluster) {
       l.max_cluster = int(value);
+    } else if (key == "prefetch_from") {
+      l.prefetch_from = value;
     } else {
       throw ValueError("NF_REDUCE_LIMITS: unknown or invalid setting \"" + item +
                        "\" (max_held, split_below, chunk_groups > 0, max_cluster 1.." +
-                       std::to_string(kMaxCluster) + ")");
+                       std::to_string(kMaxCluster) + ", prefetch_from)");
     }
   }
   return l;
@@ -119,7 +146,35 @@ const ReduceLimits& default_reduce_limits() {
 ReduceLimits reduce_limits_for(const std::string& arch, ReduceLimits limits) {
   const int sm = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
   if (sm < 90) limits.max_cluster = 1;
+  // Shared memory a block may opt in to, less room for the kernel's own.
+  constexpr std::int64_t KiB = 1024;
+  if (sm < 80) {
+    limits.prefetch_max = 0;
+  } else if (sm == 80 || sm == 87) {
+    limits.prefetch_max = 160 * KiB;
+  } else if (sm == 90 || sm == 100 || sm == 103) {
+    limits.prefetch_max = 224 * KiB;
+  } else {
+    limits.prefetch_max = 96 * KiB;
+  }
   return limits;
+}
+
+bool is_library_function(const Node& n) {
+  const OpInfo& info = op_info(n.op);
+  return info.kind == OpKind::elementwise &&
+         (info.rule == ResultRule::floating || info.rule == ResultRule::true_divide ||
+          n.op == OpId::power);
+}
+
+std::int64_t prefetch_bytes(const ReduceSpec& spec) {
+  std::int64_t bytes = 0;
+  for (const ReduceOperand& r : spec.reads) {
+    if (r.along != Along::none) {
+      bytes += std::int64_t(spec.vec * itemsize(r.dtype)) * spec.per * spec.tr * spec.to;
+    }
+  }
+  return bytes;
 }
 
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
@@ -217,13 +272,16 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   }
   spec.vec = aligned ? int(width) : 1;
   const std::int64_t groups = (n + spec.vec - 1) / spec.vec;
-  if (cluster_row(spec, groups, rows, limits)) return spec;
-  spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
-  spec.to = std::max(1, kBlock / spec.tr);
-  if (hold_or_split(spec, groups, rows, limits)) {
-    spec.tr = kSplitThreads;
-    spec.to = 1;
+  if (!cluster_row(spec, groups, rows, limits)) {
+    spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
+    spec.to = std::max(1, kBlock / spec.tr);
+    if (hold_or_split(spec, groups, rows, limits)) {
+      spec.tr = kSplitThreads;
+      spec.to = 1;
+    }
   }
+  spec.whole = spec.per > 0 && groups == std::int64_t(spec.cluster) * spec.tr * spec.per;
+  spec.prefetch = prefetches(spec, limits);
   return spec;
 }
 

@@ -55,7 +55,21 @@ struct ReduceSpec {
   // tr * per consecutive groups, and meet through distributed shared memory
   // after each pass. One kernel; 1: no cluster.
   int cluster = 1;
+  // Held rows that fill an SM's registers: each block loops over tiles of
+  // `to` outputs and copies the next tiles' elements into shared memory
+  // while it reduces the current one, so that its SM keeps reading memory.
+  bool prefetch = false;
+  // Held rows whose every thread's groups all lie in the row (groups ==
+  // cluster * tr * per): no bounds tests, which cost registers.
+  bool whole = false;
 };
+
+// Shared memory a prefetching kernel's block copies its next tile into.
+std::int64_t prefetch_bytes(const ReduceSpec& spec);
+
+// Whether an elementwise value comes from a library function (exp, log, a
+// division): work enough to weigh on a kernel.
+bool is_library_function(const Node& n);
 
 // Where the walks change; tests lower them to reach every walk on small shapes.
 struct ReduceLimits {
@@ -63,15 +77,21 @@ struct ReduceLimits {
   std::int64_t split_below = 128;  // blocks of outputs too few to fill a device
   int chunk_groups = 4096;         // groups of one chunk of a split row
   int max_cluster = 8;             // blocks of a cluster at most; 1: no clusters
+  // Held rows of a block taking at least `prefetch_from` bytes are
+  // prefetched, where they fit in `prefetch_max` bytes of shared memory.
+  std::int64_t prefetch_from = 64 * 1024;  // 0: never
+  std::int64_t prefetch_max = 0;           // set by arch (reduce_limits_for); 0: never
 };
 
-// Limits from text such as "max_held=0,split_below=128,max_cluster=1";
+// Limits from text such as "max_held=0,split_below=128,max_cluster=1,prefetch_from=0";
 // unnamed ones keep their defaults. Throws ValueError naming a bad setting.
 ReduceLimits parse_reduce_limits(const std::string& text);
 // This process's limits: the defaults, or those NF_REDUCE_LIMITS names, for
 // benchmarks that compare walks.
 const ReduceLimits& default_reduce_limits();
-// `limits` for kernels compiled for `arch` ("sm_80"): no clusters before sm_90.
+// `limits` for kernels compiled for `arch` ("sm_80"): no clusters before
+// sm_90, no prefetching before sm_80 (cp.async), and as much shared memory
+// for it as a block of that arch may take.
 ReduceLimits reduce_limits_for(const std::string& arch,
                                ReduceLimits limits = default_reduce_limits());
 

@@ -181,6 +181,30 @@ __device__ __forceinline__ T nf_cluster_allreduce(T v, Op op, void* slot) {
   return v;
 }
 
+// A block that loops over several rows copies the next rows' elements into
+// shared memory while it works on the current ones (cp.async, sm_80), so
+// that its SM keeps reading memory through the row's reductions. The test
+// emulator defines these for host threads.
+#ifndef NF_EMULATOR
+#define NF_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+// Starts copying Bytes (4, 8 or 16) from global to shared memory.
+template <int Bytes>
+__device__ __forceinline__ void nf_fetch(void* shared, const void* global) {
+  const unsigned to = (unsigned)__cvta_generic_to_shared(shared);
+  if (Bytes == 16) {
+    // Whole 16-byte lines bypass L1: the elements are read once.
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(global) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(to), "l"(global), "n"(Bytes)
+                 : "memory");
+  }
+}
+// Waits for the thread's copies: their bytes are then in shared memory.
+__device__ __forceinline__ void nf_fetched() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+#endif
+
 // Columns: thread t works for output t % TO and TR threads share an output.
 // Their partials meet in shared memory, combined in thread order; buffers
 // take turns as in nf_row_allreduce.

@@ -39,6 +39,7 @@ struct PreparedKernel {
   std::vector<Bind> binds;
   unsigned blocks = 0;
   unsigned threads = 0;
+  std::size_t shared_bytes = 0;  // dynamic
 };
 
 struct PreparedStep {
@@ -120,6 +121,7 @@ PreparedKernel lay_out(const LoadedKernel& kernel, const jit::GeneratedKernel& k
   }
   pk.blocks = unsigned(std::min<std::int64_t>(k.blocks, std::numeric_limits<int>::max()));
   pk.threads = unsigned(k.threads);
+  pk.shared_bytes = k.shared_bytes;
   return pk;
 }
 
@@ -136,9 +138,16 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
       if (k.blocks == 0) return out;
       const LoadedKernel& kernel =
           load(device, k, [&] { return jit::generate_reduce(spec)[stage].source; });
-      out.kernels.push_back(lay_out(kernel, k, spec.index64, 0, [&](const jit::KernelParam& param) {
-        return k.extents[param.index];
-      }));
+      PreparedKernel& pk = out.kernels.emplace_back(
+          lay_out(kernel, k, spec.index64, 0,
+                  [&](const jit::KernelParam& param) { return k.extents[param.index]; }));
+      if (k.loops_over_tiles && !g_stand_ins.load(std::memory_order_relaxed)) {
+        // As many blocks as run at once; each loops over the tiles.
+        const int per_sm = occupancy_blocks(kernel, device, k.threads, k.shared_bytes);
+        const std::int64_t resident =
+            std::int64_t(std::max(per_sm, 1)) * device_info(device).sm_count;
+        pk.blocks = unsigned(std::min<std::int64_t>(pk.blocks, resident));
+      }
       out.workspace_bytes = k.workspace_bytes;
     }
     return out;
@@ -325,7 +334,7 @@ class Runner {
     }
     if (g_stand_ins.load(std::memory_order_relaxed)) return;
     cuda::launch(*prepared.kernel, device_, dim3(prepared.blocks), dim3(prepared.threads),
-                 args.pointers(), 0);
+                 args.pointers(), prepared.shared_bytes);
   }
 
   const Program& p_;

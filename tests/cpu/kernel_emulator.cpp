@@ -70,6 +70,13 @@ inline double __longlong_as_double(long long u) { double d; std::memcpy(&d, &u, 
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
 inline float __fdividef(float a, float b) { return a / b; }
+// Prefetching (jit/runtime/nf_reduce.h): copies complete at once.
+#define NF_EMULATOR
+static unsigned char* nf_emu_dynamic;
+#define NF_DYNAMIC_SHARED(name) unsigned char* const name = nf_emu_dynamic
+template <int Bytes>
+inline void nf_fetch(void* shared, const void* global) { std::memcpy(shared, global, Bytes); }
+inline void nf_fetched() {}
 )";
 
 // The kernel's parameter types, from its generated declaration.
@@ -100,7 +107,10 @@ std::string entry(const std::string& name, const std::vector<std::string>& types
   }
   return R"(
 extern "C" void nf_emulate(unsigned blocks, unsigned threads, void** args, unsigned cluster,
-                           unsigned rank, std::barrier<>* together, char* const* anchors) {
+                           unsigned rank, std::barrier<>* together, char* const* anchors,
+                           std::size_t shared_bytes) {
+  const std::unique_ptr<unsigned char[]> dynamic(new unsigned char[shared_bytes + 1]);
+  nf_emu_dynamic = dynamic.get();
   blockDim = {threads, 1, 1};
   gridDim = {blocks, 1, 1};
   std::barrier<> block(threads);
@@ -169,15 +179,17 @@ EmulatedKernel::~EmulatedKernel() {
   for (const Copy& c : copies_) dlclose(c.library);
 }
 
-void EmulatedKernel::launch(unsigned blocks, unsigned threads, void** args) const {
+void EmulatedKernel::launch(unsigned blocks, unsigned threads, void** args,
+                            std::size_t shared_bytes) const {
   const unsigned cluster = unsigned(copies_.size());
   std::barrier<> together(std::ptrdiff_t(cluster * threads));
   std::vector<char*> anchors;
   for (const Copy& c : copies_) anchors.push_back(c.anchor);
   std::vector<std::thread> blocks_of_cluster;
   for (unsigned r = 0; r < cluster; ++r) {
-    blocks_of_cluster.emplace_back(
-        [&, r] { copies_[r].entry(blocks, threads, args, cluster, r, &together, anchors.data()); });
+    blocks_of_cluster.emplace_back([&, r] {
+      copies_[r].entry(blocks, threads, args, cluster, r, &together, anchors.data(), shared_bytes);
+    });
   }
   for (std::thread& t : blocks_of_cluster) t.join();
 }

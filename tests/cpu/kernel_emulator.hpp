@@ -7,6 +7,7 @@
 #pragma once
 
 #include <barrier>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,13 @@ class EmulatedKernel {
   EmulatedKernel& operator=(const EmulatedKernel&) = delete;
 
   // args: one pointer per kernel parameter to its value, as cudaLaunchKernel
-  // takes them.
-  void launch(unsigned blocks, unsigned threads, void** args) const;
+  // takes them; shared_bytes: the block's dynamic shared memory.
+  void launch(unsigned blocks, unsigned threads, void** args, std::size_t shared_bytes = 0) const;
 
  private:
   using Entry = void (*)(unsigned blocks, unsigned threads, void** args, unsigned cluster,
-                         unsigned rank, std::barrier<>* together, char* const* anchors);
+                         unsigned rank, std::barrier<>* together, char* const* anchors,
+                         std::size_t shared_bytes);
   struct Copy {
     void* library;
     Entry entry;

@@ -119,6 +119,26 @@ TEST_CASE("rows too long for a block are shared by a cluster where the device ha
   CHECK(nf::plan({layernorm(a)}).kernel_count() == 1);
 }
 
+TEST_CASE("rows that take a block's registers are prefetched where the device can", "[codegen]") {
+  nf::Array a = nf::ones({1024, 32768});
+  const std::string src = nf::kernel_source(softmax(a));
+  CHECK(count(src, "__global__") == 1);
+  CHECK(src.find("NF_DYNAMIC_SHARED(nf_next)") != std::string::npos);
+  CHECK(count(src, "nf_fetch<16>(") == 2);  // the first tile, then each next one
+  CHECK(src.find("tile += gridDim.x") != std::string::npos);
+  CHECK(nf::plan({softmax(a)}).kernel_count() == 1);
+  // Without library functions on every element the block waits little.
+  CHECK(nf::kernel_source(layernorm(a)).find("nf_fetch<") == std::string::npos);
+  // Shorter rows leave room for several blocks on an SM: read directly.
+  nf::Array b = nf::ones({8192, 8192});
+  CHECK(nf::kernel_source(softmax(b)).find("nf_fetch<") == std::string::npos);
+  nf::set_target_arch("sm_75");  // no cp.async
+  CHECK(nf::kernel_source(softmax(a)).find("nf_fetch<") == std::string::npos);
+  nf::set_target_arch("sm_86");  // 99 KiB of shared memory a block: too little
+  CHECK(nf::kernel_source(softmax(a)).find("nf_fetch<") == std::string::npos);
+  nf::set_target_arch("sm_90");
+}
+
 // Every reduction, for every dtype, in each way a kernel can walk its
 // domain: rows held in registers, rows read again per pass, rows shared by
 // a cluster, columns, several reduced dims, and everything to one value. The
@@ -132,7 +152,8 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
     int kernels;  // at most
   };
   for (nf::DType t : nf::all_dtypes) {
-    // 16384 vectors of 16 bytes a row: a cluster of 8 blocks.
+    // 16384 vectors of 16 bytes a row: a cluster of 8 blocks; 8192: one
+    // block, prefetching.
     const std::int64_t cluster_row = 16384 * 16 / std::int64_t(nf::itemsize(t));
     // Reductions of integers accumulate in another dtype than mean's; a
     // split row takes a kernel per pass.
@@ -140,6 +161,7 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
         {"rows", {33, 100}, nf::Axes(1), 2},
         {"long rows", {2, 20000}, nf::Axes(1), 6},
         {"cluster rows", {16, cluster_row}, nf::Axes(1), 2},
+        {"prefetched rows", {4, cluster_row / 2}, nf::Axes(1), 2},
         {"columns", {100, 33}, nf::Axes(0), 2},
         {"general", {7, 13, 5}, nf::Axes({0, 2}), 2},
         {"all", {9, 11}, nf::Axes(), 2},
@@ -153,6 +175,10 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
           nf::all(x, w.axes), nf::logsumexp(x, w.axes),
       };
       std::vector<nf::Expr> with_args = roots;
+      // Prefetching needs a library function on every element: softmax's
+      // exp, of floating rows (others write wider elements than they read).
+      const bool prefetched = std::string(w.name) == "prefetched rows" && nf::is_floating(t);
+      if (prefetched) with_args.push_back(softmax(x));
       if (w.axes.is_all()) {
         with_args.push_back(nf::argmin(x));
         with_args.push_back(nf::argmax(x));
@@ -165,6 +191,7 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
       CHECK(p.kernel_count() <= w.kernels);
       for (const std::string& src : p.sources()) {
         if (std::string(w.name) == "cluster rows") CHECK(count(src, "__cluster_dims__(8, 1, 1)"));
+        if (prefetched) CHECK(count(src, "nf_fetch<"));
         const nf::jit::KernelImage image = nf::jit::compile(src, "sm_90");
         CHECK(image.cubin);
       }
@@ -173,6 +200,17 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
   nf::Array h = filled({33, 100}, nf::f16);
   const nf::jit::KernelImage sm80 = nf::jit::compile(nf::kernel_source(softmax(h)), "sm_80");
   CHECK(sm80.cubin);
+  // Prefetching for sm_80 (rows of 64 KiB a block): copies of 16 bytes (f32
+  // read) and of 8 (f16 read, f32 written).
+  nf::set_target_arch("sm_80");
+  nf::Array f = filled({4, 16384}, nf::f32);
+  nf::Array g = filled({4, 32768}, nf::f16);
+  for (const nf::Expr& e : {softmax(f), softmax(nf::astype(g, nf::f32))}) {
+    const std::string src = nf::kernel_source(e);
+    CHECK(count(src, "nf_fetch<"));
+    CHECK(nf::jit::compile(src, "sm_80").cubin);
+  }
+  nf::set_target_arch("sm_90");
 }
 
 TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[codegen]") {
@@ -181,6 +219,7 @@ TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[codegen]"
   CHECK(l.chunk_groups == 64);
   CHECK(l.split_below == nf::jit::ReduceLimits{}.split_below);
   CHECK(nf::jit::parse_reduce_limits("max_cluster=1").max_cluster == 1);
+  CHECK(nf::jit::parse_reduce_limits("prefetch_from=0").prefetch_from == 0);
   CHECK(nf::jit::reduce_limits_for("sm_80").max_cluster == 1);
   CHECK(nf::jit::reduce_limits_for("sm_90").max_cluster == 8);
   for (const char* bad : {"max_held", "max_held=-1", "chunk_groups=0", "held=3", "max_held=2x",

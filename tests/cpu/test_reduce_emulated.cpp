@@ -3,6 +3,7 @@
 // backend on the same random data. Every walk a kernel can take is covered:
 // rows held in registers or read again per pass, with and without vectors;
 // columns; several reduced dims; everything to one value.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -102,16 +103,24 @@ void run(const nf::Program& p, const nf::Schedule& s, const nf::jit::ReduceSpec&
     }
   }
   const nf::test::EmulatedKernel kernel(k.source, k.name, k.cluster);
-  kernel.launch(unsigned(k.blocks), unsigned(k.threads), args.finish());
+  // A kernel that loops over tiles gets fewer blocks than tiles, as on a
+  // device with few SMs, so that its blocks take several each.
+  const std::int64_t blocks = k.loops_over_tiles ? std::min<std::int64_t>(k.blocks, 3) : k.blocks;
+  kernel.launch(unsigned(blocks), unsigned(k.threads), args.finish(), k.shared_bytes);
 }
 
+// How a kernel walked its step, for tests that check the walk they meant.
+struct Walk {
+  int cluster = 1;
+  bool prefetch = false;
+};
+
 // Runs the one reduction step of `roots` in the emulator, writing `outputs`
-// (new arrays where none are given). `cluster`: where to say how many blocks
-// shared each output.
+// (new arrays where none are given). `walk`: where to say how it walked.
 std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
                                std::vector<nf::Array> outputs = {},
                                const nf::jit::ReduceLimits& limits = nf::jit::ReduceLimits{},
-                               int* cluster = nullptr) {
+                               Walk* walk = nullptr) {
   std::vector<nf::NodePtr> nodes;
   for (const nf::Expr& e : roots) {
     nodes.push_back(e.node());
@@ -124,7 +133,7 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(step.kind == nf::StepKind::reduction);
   const auto layouts = nf::memory_layouts(p, s, outputs);
   const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs, limits);
-  if (cluster) *cluster = spec.cluster;
+  if (walk) *walk = {spec.cluster, spec.prefetch};
   const std::vector<nf::jit::GeneratedKernel> kernels = nf::jit::generate_reduce(spec);
   std::vector<std::vector<char>> workspaces;
   for (std::size_t bytes : kernels[0].workspace_bytes) workspaces.emplace_back(bytes);
@@ -303,9 +312,9 @@ TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated]")
   };
   for (const auto& [x, blocks] : cases) {
     INFO(nf::to_string(x.shape()));
-    int cluster = 0;
-    check_close(emulate({layernorm(x)}, {}, clustered, &cluster)[0], nf::Array(layernorm(x)), 1e-4);
-    CHECK(cluster == blocks);
+    Walk walk;
+    check_close(emulate({layernorm(x)}, {}, clustered, &walk)[0], nf::Array(layernorm(x)), 1e-4);
+    CHECK(walk.cluster == blocks);
     check_close(emulate({softmax(x)}, {}, clustered)[0], nf::Array(softmax(x)), 1e-5);
     check_close(emulate({nf::logsumexp(x, 1), nf::max(x, 1)}, {}, clustered)[0],
                 nf::Array(nf::logsumexp(x, 1)), 1e-5);
@@ -316,4 +325,48 @@ TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated]")
     emulate({layernorm(in_place)}, {in_place}, clustered);
     check_close(in_place, nf::Array(layernorm(x)), 1e-4);
   }
+}
+
+TEST_CASE("emulated: blocks that loop over rows, prefetching the next into shared memory",
+          "[emulated]") {
+  nf::jit::ReduceLimits prefetched;
+  prefetched.prefetch_from = 1;
+  prefetched.prefetch_max = 1 << 20;
+  // 7 rows of 1000 vectors: 3 blocks take 3, 2 and 2 rows. 100 short rows,
+  // 32 to a block: 4 tiles, the last with 4 rows.
+  for (const nf::Shape& shape : {nf::Shape{7, 4000}, nf::Shape{100, 128}}) {
+    INFO(nf::to_string(shape));
+    nf::Array x = nf::randn(shape) * 2 + 1;
+    Walk walk;
+    check_close(emulate({softmax(x)}, {}, prefetched, &walk)[0], nf::Array(softmax(x)), 1e-5);
+    CHECK(walk.prefetch);
+    // With an element output, a row output and argmax beside it.
+    nf::Array ties = nf::floor(x);
+    const auto three =
+        emulate({nf::exp(x - nf::max(x, 1)), nf::logsumexp(x, 1), nf::argmax(ties, 1)}, {},
+                prefetched, &walk);
+    CHECK(walk.prefetch);
+    check_close(three[0], nf::Array(nf::exp(x - nf::max(x, 1))), 1e-5);
+    check_close(three[1], nf::Array(nf::logsumexp(x, 1)), 1e-5);
+    CHECK(three[2].to_vector<std::int64_t>() ==
+          nf::Array(nf::argmax(ties, 1)).to_vector<std::int64_t>());
+    nf::Array in_place = x.copy();
+    emulate({softmax(in_place)}, {in_place}, prefetched);
+    check_close(in_place, nf::Array(softmax(x)), 1e-5);
+    // No library function on every element: the block reads directly.
+    check_close(emulate({layernorm(x)}, {}, prefetched, &walk)[0], nf::Array(layernorm(x)), 1e-4);
+    CHECK_FALSE(walk.prefetch);
+  }
+  // Copies of 16 bytes (f16 vectors of 8) and of 8 (f16 read, f32 written).
+  nf::Array h = nf::astype(nf::randn({9, 800}), nf::f16);
+  Walk walk;
+  check_close(emulate({softmax(h)}, {}, prefetched, &walk)[0], nf::Array(softmax(h)), 2e-3);
+  CHECK(walk.prefetch);
+  const nf::Expr wide = nf::astype(h, nf::f32);
+  check_close(emulate({softmax(wide)}, {}, prefetched, &walk)[0], nf::Array(softmax(wide)), 1e-5);
+  CHECK(walk.prefetch);
+  // Shared memory too small for the rows: no prefetching.
+  prefetched.prefetch_max = 1024;
+  emulate({softmax(h)}, {}, prefetched, &walk);
+  CHECK_FALSE(walk.prefetch);
 }

@@ -660,9 +660,12 @@ TEST_CASE("reductions: fused statements match the CPU in f64", "[gpu][reduce][fu
 }
 
 TEST_CASE("reductions: fused statements on large shapes and views", "[gpu][reduce][fused][big]") {
+  // 1024x32768 and 1000x30000: rows prefetched into shared memory, the
+  // second with a part-full last group of threads.
   const std::vector<Layout> layouts = {
       {{32768, 1024}},
       {{1024, 32768}},
+      {{1000, 30000}},
       {{512, 65536}},
       {{4096, 4096}, View::odd_columns},
       {{4096, 4096}, View::transposed},
