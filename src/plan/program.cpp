@@ -10,8 +10,7 @@ namespace {
 
 // Structural equality of two nodes whose inputs are already merged; guards
 // the hash table against collisions.
-bool same_node(const Node& a, const std::vector<int>& ia, const Node& b,
-               const std::vector<int>& ib) {
+bool same_node(const Node& a, const ProgramInputs& ia, const Node& b, const ProgramInputs& ib) {
   return a.op == b.op && a.dtype == b.dtype && a.weak == b.weak && a.shape == b.shape && ia == ib &&
          std::memcmp(&a.fvalue, &b.fvalue, sizeof a.fvalue) == 0 && a.ivalue == b.ivalue &&
          a.axes == b.axes && a.seed == b.seed && a.stream == b.stream &&
@@ -33,7 +32,6 @@ class Builder {
     program.nodes.reserve(kTypicalNodes);
     program.inputs.reserve(kTypicalNodes);
     stack_.reserve(kTypicalNodes);
-    ins_.reserve(4);
   }
 
   int visit(const NodePtr& root) {
@@ -65,16 +63,14 @@ class Builder {
 
   int add(const NodePtr& owner) {
     const Node& n = *owner;
-    // Gathered in a reused buffer: a node equal to one already added (a
-    // repeated leaf or subtree) then costs no allocation.
-    ins_.clear();
-    for (const auto& in : n.inputs) ins_.push_back(done(*in));
+    ProgramInputs ins;
+    for (const auto& in : n.inputs) ins.push_back(done(*in));
     const int same = by_hash_.find(
-        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins_); });
+        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins); });
     if (same >= 0) return same;
     const int id = int(program.nodes.size());
     program.nodes.push_back(owner);
-    program.inputs.push_back(ins_);
+    program.inputs.push_back(ins);
     by_hash_.insert(n.hash, id);
     return id;
   }
@@ -82,7 +78,6 @@ class Builder {
   FlatIndex done_;     // node address -> program index
   FlatIndex by_hash_;  // structural hash -> program index
   std::vector<std::pair<const NodePtr*, std::size_t>> stack_;
-  std::vector<int> ins_;
 };
 
 }  // namespace

@@ -14,10 +14,10 @@ class KeyWriter {
     key_.words.push_back(w);
     return *this;
   }
-  template <class T>
-  KeyWriter& add_all(const std::vector<T>& v) {
+  template <class Range>
+  KeyWriter& add_all(const Range& v) {
     add(v.size());
-    for (const T& x : v) add(std::uint64_t(x));
+    for (const auto& x : v) add(std::uint64_t(x));
     return *this;
   }
   // A view's layout, up to where it starts: kernels depend on its offset
