@@ -23,9 +23,9 @@ class KeyWriter {
   // A view's layout, up to where it starts: kernels depend on its offset
   // only through vector alignment and the reach of 32-bit indices.
   KeyWriter& add_layout(const Array& a) {
-    const Layout l{a.dtype(), a.shape(), a.strides(), a.offset()};
     add(std::uint64_t(a.dtype())).add_all(a.shape()).add_all(a.strides());
-    return add(std::uint64_t(a.offset() & 15)).add(l.beyond_int32());
+    return add(std::uint64_t(a.offset() & 15))
+        .add(beyond_int32(a.shape(), a.strides(), a.offset()));
   }
   // Hashed in one pass at the end: mixing word by word is a serial chain of
   // multiplies, and XXH3 over the buffer made chain8's key a quarter faster.
