@@ -9,7 +9,10 @@ namespace {
 
 class KeyWriter {
  public:
-  explicit KeyWriter(std::size_t reserve) { key_.words.reserve(reserve); }
+  KeyWriter(StatementKey& key, std::size_t reserve) : key_(key) {
+    key_.words.clear();
+    key_.words.reserve(reserve);
+  }
   KeyWriter& add(std::uint64_t w) {
     key_.words.push_back(w);
     return *this;
@@ -29,22 +32,28 @@ class KeyWriter {
   }
   // Hashed in one pass at the end: mixing word by word is a serial chain of
   // multiplies, and XXH3 over the buffer made chain8's key a quarter faster.
-  StatementKey finish() {
+  void finish() {
     key_.hash = XXH3_64bits(key_.words.data(), key_.words.size() * sizeof(std::uint64_t));
-    return std::move(key_);
   }
 
  private:
-  StatementKey key_;
+  StatementKey& key_;
 };
 
 }  // namespace
 
 StatementKey statement_key(const Program& p, std::span<const Array> outputs,
                            const ScheduleOptions& options) {
+  StatementKey key;
+  statement_key(p, outputs, options, key);
+  return key;
+}
+
+void statement_key(const Program& p, std::span<const Array> outputs, const ScheduleOptions& options,
+                   StatementKey& key) {
   // Enough words for nodes and outputs of rank 2 (a rank-2 leaf takes 16),
   // so that a typical key never regrows.
-  KeyWriter k(p.nodes.size() * 16 + outputs.size() * 12 + 8);
+  KeyWriter k(key, p.nodes.size() * 16 + outputs.size() * 12 + 8);
   k.add(options.fuse)
       .add(std::uint64_t(options.max_nodes))
       .add(std::uint64_t(options.max_operands));
@@ -63,7 +72,7 @@ StatementKey statement_key(const Program& p, std::span<const Array> outputs,
     const Device d = outputs[0].device();
     k.add(std::uint64_t(d.kind) << 32 | std::uint32_t(d.index));
   }
-  return k.finish();
+  k.finish();
 }
 
 }  // namespace nf

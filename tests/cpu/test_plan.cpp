@@ -6,6 +6,7 @@
 #include "graph/build.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
+#include "plan/statement_key.hpp"
 
 namespace {
 
@@ -133,4 +134,17 @@ TEST_CASE("a C++ scalar reused across statements keeps each statement's dtype", 
   CHECK_FALSE(f64.node()->inputs[1]->weak);
   CHECK(nf::Expr(0.5).node() == weak.node());
   CHECK(nf::Array(f32).to_vector<float>() == std::vector<float>{0.5f, 0.5f, 0.5f});
+}
+
+TEST_CASE("a statement's key written over another's is the key made afresh", "[plan]") {
+  // The GPU's plan cache writes every statement's key over one kept per thread.
+  const nf::Array a = nf::ones({3, 4});
+  const std::vector<nf::Array> out{nf::ones({3, 4})};
+  const nf::ScheduleOptions o;
+  const nf::Program longer = nf::make_program({(nf::exp(nf::Expr(a)) * 2 + a).node()});
+  const nf::Program shorter = nf::make_program({(nf::Expr(a) + 1).node()});
+  nf::StatementKey reused;
+  nf::statement_key(longer, out, o, reused);
+  nf::statement_key(shorter, out, o, reused);
+  CHECK(reused == nf::statement_key(shorter, out, o));
 }
