@@ -86,13 +86,7 @@ Program make_program(std::span<const NodePtr> roots) {
   Builder b;
   b.program.roots.reserve(roots.size());
   for (const auto& r : roots) b.program.roots.push_back(b.visit(r));
-  Program& p = b.program;
-  p.last_use.assign(p.nodes.size(), -1);
-  for (int i = 0; i < int(p.nodes.size()); ++i) {
-    for (int in : p.inputs[i]) p.last_use[in] = i;
-  }
-  for (int r : p.roots) p.last_use[r] = int(p.nodes.size());
-  return std::move(p);  // a reference to a member: returning it would copy
+  return std::move(b.program);  // a local's member is copied, not moved, unless asked
 }
 
 }  // namespace nf

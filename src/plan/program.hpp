@@ -37,7 +37,6 @@ struct Program {
   std::vector<NodePtr> nodes;         // topological order, each subtree once
   std::vector<ProgramInputs> inputs;  // per node: indices of its inputs
   std::vector<int> roots;             // per root: its node's index
-  std::vector<int> last_use;          // per node: last reader's index; nodes.size() for roots
 };
 
 Program make_program(std::span<const NodePtr> roots);
