@@ -24,14 +24,29 @@ bool same_node(const Node& a, const ProgramInputs& ia, const Node& b, const Prog
 // saves regrowing every container as the walk goes.
 constexpr std::size_t kTypicalNodes = 32;
 
+// The walk's tables and stack, kept per thread and cleared by each call, so
+// that a warm statement allocates only the program it returns. One thread
+// never uses them twice at once: nothing make_program calls makes a program.
+struct Scratch {
+  FlatIndex done{kTypicalNodes};     // node address -> program index
+  FlatIndex by_hash{kTypicalNodes};  // structural hash -> program index
+  std::vector<std::pair<const NodePtr*, std::size_t>> stack;
+
+  Scratch() { stack.reserve(kTypicalNodes); }
+};
+
 class Builder {
  public:
   Program program;
 
-  Builder() : done_(kTypicalNodes), by_hash_(kTypicalNodes) {
+  // Cleared here rather than after use, so that a walk cut short by an
+  // exception leaves nothing behind for the next one.
+  explicit Builder(Scratch& s) : done_(s.done), by_hash_(s.by_hash), stack_(s.stack) {
+    done_.clear();
+    by_hash_.clear();
+    stack_.clear();
     program.nodes.reserve(kTypicalNodes);
     program.inputs.reserve(kTypicalNodes);
-    stack_.reserve(kTypicalNodes);
   }
 
   int visit(const NodePtr& root) {
@@ -75,15 +90,16 @@ class Builder {
     return id;
   }
 
-  FlatIndex done_;     // node address -> program index
-  FlatIndex by_hash_;  // structural hash -> program index
-  std::vector<std::pair<const NodePtr*, std::size_t>> stack_;
+  FlatIndex& done_;
+  FlatIndex& by_hash_;
+  std::vector<std::pair<const NodePtr*, std::size_t>>& stack_;
 };
 
 }  // namespace
 
 Program make_program(std::span<const NodePtr> roots) {
-  Builder b;
+  thread_local Scratch scratch;
+  Builder b(scratch);
   b.program.roots.reserve(roots.size());
   for (const auto& r : roots) b.program.roots.push_back(b.visit(r));
   return std::move(b.program);  // a local's member is copied, not moved, unless asked

@@ -45,6 +45,30 @@ TEST_CASE("different arrays, constants or streams are not merged", "[plan]") {
   CHECK(count_op(nf::make_program({(r + r).node()}), nf::OpId::rand_uniform) == 1);
 }
 
+TEST_CASE("each program is made afresh though the tables that make it are reused", "[plan]") {
+  // Freed nodes' blocks are reused for the next nodes built, so one
+  // statement's nodes take the last one's addresses: tables kept from the
+  // last program would take them for nodes already added. The first program
+  // is large, so that a later one gives its tables back.
+  const nf::Array a = nf::ones({3}), b = nf::ones({3});
+  for (int round = 0; round < 5; ++round) {
+    nf::Expr e = round % 2 ? nf::exp(nf::Expr(b)) - a : nf::Expr(a) * 2 + b;
+    if (round == 0) {
+      nf::NodePtr n = e.node();
+      for (int i = 0; i < 2000; ++i) n = nf::make_elementwise(nf::OpId::negative, {n});
+      e = nf::Expr(n);
+    }
+    const nf::Program p = nf::make_program({e.node()});
+    REQUIRE(p.roots == std::vector<int>{int(p.nodes.size()) - 1});
+    CHECK(p.nodes.back() == e.node());
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const nf::NodeInputs& ins = p.nodes[i]->inputs;
+      REQUIRE(p.inputs[i].size() == ins.size());
+      for (std::size_t k = 0; k < ins.size(); ++k) CHECK(p.nodes[p.inputs[i][k]] == ins[k]);
+    }
+  }
+}
+
 TEST_CASE("a lazy expression grown in a loop evaluates without deep recursion", "[plan]") {
   nf::Array a = nf::ones({2}, nf::f64);
   nf::Expr e = a;
