@@ -135,7 +135,7 @@ class Generator {
 
  private:
   const Node& node(int i) const { return *p_.nodes[i]; }
-  const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
+  const ProgramInputs& inputs(int i) const { return p_.inputs[i]; }
   bool split() const { return stage_ > 0; }
   bool clustered() const { return s_.cluster > 1; }
   bool is_read(int i) const { return reads_.count(i) != 0; }

@@ -44,8 +44,13 @@ std::shared_ptr<const CachedPlan> remember_cuda_plan(StatementKey key,
 
 std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, std::span<const Array> outputs,
                                             const ScheduleOptions& options) {
-  StatementKey key = statement_key(p, outputs, options);
-  if (auto hit = find_cuda_plan(key)) return hit;
+  // Written over a key kept per thread, so that a hit allocates nothing. A
+  // miss copies it for the table before planning, so that nothing planning
+  // calls can overwrite it.
+  thread_local StatementKey scratch;
+  statement_key(p, outputs, options, scratch);
+  if (auto hit = find_cuda_plan(scratch)) return hit;
+  StatementKey key = scratch;
   // Two threads missing at once both plan; the kernel table still compiles
   // each kernel once, and either plan is right.
   auto plan = std::make_shared<CachedPlan>();

@@ -59,6 +59,13 @@ Value evaluate(const Node& n, const std::vector<const Value*>& in) {
 }  // namespace
 
 void run(const Program& p, const Schedule& plan, const std::vector<Array>& outputs) {
+  // Per node: the last node to read it, after which its value is dropped.
+  // Roots are kept to the end.
+  std::vector<int> last_use(p.nodes.size(), -1);
+  for (int i = 0; i < int(p.nodes.size()); ++i) {
+    for (int in : p.inputs[i]) last_use[in] = i;
+  }
+  for (int r : p.roots) last_use[r] = int(p.nodes.size());
   std::vector<Value> values(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     std::vector<const Value*> in;
@@ -71,7 +78,7 @@ void run(const Program& p, const Schedule& plan, const std::vector<Array>& outpu
       values[i] = cast(values[i], n.dtype);
     }
     for (int j : p.inputs[i]) {
-      if (p.last_use[j] == int(i)) values[j] = Value{};
+      if (last_use[j] == int(i)) values[j] = Value{};
     }
   }
   for (std::size_t r = 0; r < p.roots.size(); ++r) store(values[p.roots[r]], outputs[r]);

@@ -16,6 +16,10 @@ bool Layout::contiguous() const {
 }
 
 bool Layout::beyond_int32() const {
+  return nf::beyond_int32(shape, strides, offset);
+}
+
+bool beyond_int32(const Shape& shape, const Strides& strides, std::int64_t offset) {
   std::int64_t reach = offset < 0 ? -offset : offset;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] > 0) reach += (strides[d] < 0 ? -strides[d] : strides[d]) * (shape[d] - 1);

@@ -22,6 +22,10 @@ struct Layout {
   bool beyond_int32() const;
 };
 
+// Layout::beyond_int32 of a view given by its parts: a statement's key asks
+// it of arrays, whose shapes and strides it need not copy into a Layout.
+bool beyond_int32(const Shape& shape, const Strides& strides, std::int64_t offset);
+
 // Leaves lie in their arrays, roots in `outputs`, other step outputs in new
 // contiguous buffers, and aliases are views of their input's layout.
 std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedule& s,

@@ -10,8 +10,7 @@ namespace {
 
 // Structural equality of two nodes whose inputs are already merged; guards
 // the hash table against collisions.
-bool same_node(const Node& a, const std::vector<int>& ia, const Node& b,
-               const std::vector<int>& ib) {
+bool same_node(const Node& a, const ProgramInputs& ia, const Node& b, const ProgramInputs& ib) {
   return a.op == b.op && a.dtype == b.dtype && a.weak == b.weak && a.shape == b.shape && ia == ib &&
          std::memcmp(&a.fvalue, &b.fvalue, sizeof a.fvalue) == 0 && a.ivalue == b.ivalue &&
          a.axes == b.axes && a.seed == b.seed && a.stream == b.stream &&
@@ -25,15 +24,29 @@ bool same_node(const Node& a, const std::vector<int>& ia, const Node& b,
 // saves regrowing every container as the walk goes.
 constexpr std::size_t kTypicalNodes = 32;
 
+// The walk's tables and stack, kept per thread and cleared by each call, so
+// that a warm statement allocates only the program it returns. One thread
+// never uses them twice at once: nothing make_program calls makes a program.
+struct Scratch {
+  FlatIndex done{kTypicalNodes};     // node address -> program index
+  FlatIndex by_hash{kTypicalNodes};  // structural hash -> program index
+  std::vector<std::pair<const NodePtr*, std::size_t>> stack;
+
+  Scratch() { stack.reserve(kTypicalNodes); }
+};
+
 class Builder {
  public:
   Program program;
 
-  Builder() : done_(kTypicalNodes), by_hash_(kTypicalNodes) {
+  // Cleared here rather than after use, so that a walk cut short by an
+  // exception leaves nothing behind for the next one.
+  explicit Builder(Scratch& s) : done_(s.done), by_hash_(s.by_hash), stack_(s.stack) {
+    done_.clear();
+    by_hash_.clear();
+    stack_.clear();
     program.nodes.reserve(kTypicalNodes);
     program.inputs.reserve(kTypicalNodes);
-    stack_.reserve(kTypicalNodes);
-    ins_.reserve(4);
   }
 
   int visit(const NodePtr& root) {
@@ -65,39 +78,31 @@ class Builder {
 
   int add(const NodePtr& owner) {
     const Node& n = *owner;
-    // Gathered in a reused buffer: a node equal to one already added (a
-    // repeated leaf or subtree) then costs no allocation.
-    ins_.clear();
-    for (const auto& in : n.inputs) ins_.push_back(done(*in));
+    ProgramInputs ins;
+    for (const auto& in : n.inputs) ins.push_back(done(*in));
     const int same = by_hash_.find(
-        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins_); });
+        n.hash, [&](int id) { return same_node(*program.nodes[id], program.inputs[id], n, ins); });
     if (same >= 0) return same;
     const int id = int(program.nodes.size());
     program.nodes.push_back(owner);
-    program.inputs.push_back(ins_);
+    program.inputs.push_back(ins);
     by_hash_.insert(n.hash, id);
     return id;
   }
 
-  FlatIndex done_;     // node address -> program index
-  FlatIndex by_hash_;  // structural hash -> program index
-  std::vector<std::pair<const NodePtr*, std::size_t>> stack_;
-  std::vector<int> ins_;
+  FlatIndex& done_;
+  FlatIndex& by_hash_;
+  std::vector<std::pair<const NodePtr*, std::size_t>>& stack_;
 };
 
 }  // namespace
 
 Program make_program(std::span<const NodePtr> roots) {
-  Builder b;
+  thread_local Scratch scratch;
+  Builder b(scratch);
   b.program.roots.reserve(roots.size());
   for (const auto& r : roots) b.program.roots.push_back(b.visit(r));
-  Program& p = b.program;
-  p.last_use.assign(p.nodes.size(), -1);
-  for (int i = 0; i < int(p.nodes.size()); ++i) {
-    for (int in : p.inputs[i]) p.last_use[in] = i;
-  }
-  for (int r : p.roots) p.last_use[r] = int(p.nodes.size());
-  return std::move(p);  // a reference to a member: returning it would copy
+  return std::move(b.program);  // a local's member is copied, not moved, unless asked
 }
 
 }  // namespace nf

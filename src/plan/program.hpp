@@ -2,6 +2,10 @@
 // (common-subexpression elimination), in an order where inputs come first.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -9,11 +13,30 @@
 
 namespace nf {
 
+// The program indices of a node's inputs, held inline as the node holds its
+// inputs: a program then costs no allocation per node.
+class ProgramInputs {
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int operator[](std::size_t i) const { return items_[i]; }
+  const int* begin() const { return items_.data(); }
+  const int* end() const { return items_.data() + size_; }
+  // Called once per input of a node, so never more than NodeInputs::kMax times.
+  void push_back(int i) { items_[size_++] = i; }
+  bool operator==(const ProgramInputs& o) const {
+    return std::equal(begin(), end(), o.begin(), o.end());
+  }
+
+ private:
+  std::array<int, NodeInputs::kMax> items_{};
+  std::uint32_t size_ = 0;
+};
+
 struct Program {
-  std::vector<NodePtr> nodes;            // topological order, each subtree once
-  std::vector<std::vector<int>> inputs;  // per node: indices of its inputs
-  std::vector<int> roots;                // per root: its node's index
-  std::vector<int> last_use;             // per node: last reader's index; nodes.size() for roots
+  std::vector<NodePtr> nodes;         // topological order, each subtree once
+  std::vector<ProgramInputs> inputs;  // per node: indices of its inputs
+  std::vector<int> roots;             // per root: its node's index
 };
 
 Program make_program(std::span<const NodePtr> roots);

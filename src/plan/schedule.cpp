@@ -57,7 +57,7 @@ class Planner {
 
  private:
   const Node& node(int i) const { return *p_.nodes[i]; }
-  const std::vector<int>& inputs(int i) const { return p_.inputs[i]; }
+  const ProgramInputs& inputs(int i) const { return p_.inputs[i]; }
 
   // The shape reduction node r reads, and the shape it produces.
   const Shape& domain_of(int r) const { return node(inputs(r)[0]).shape; }
@@ -207,7 +207,7 @@ class Planner {
         plan_.home[i] = Schedule::Home::alias;
       } else if (k == OpKind::gemm) {
         plan_.home[i] = Schedule::Home::step;
-        steps_add({StepKind::gemm, nd.shape, {i}, inputs(i), {i}, {}});
+        steps_add({StepKind::gemm, nd.shape, {i}, {inputs(i).begin(), inputs(i).end()}, {i}, {}});
       } else {
         plan_.home[i] = Schedule::Home::step;
         steps_add(cone_step(i));
@@ -248,9 +248,9 @@ class Planner {
         s.axes = node(i).axes;
       }
       stack.push_back({i, true});
-      const auto& ins = inputs(i);
-      for (auto it = ins.rbegin(); it != ins.rend(); ++it) {
-        if (!seen.count(*it)) stack.push_back({*it, false});
+      const ProgramInputs& ins = inputs(i);
+      for (std::size_t j = ins.size(); j-- > 0;) {
+        if (!seen.count(ins[j])) stack.push_back({ins[j], false});
       }
     }
     std::sort(order.begin(), order.end());  // program order is topological

@@ -9,42 +9,51 @@ namespace {
 
 class KeyWriter {
  public:
-  explicit KeyWriter(std::size_t reserve) { key_.words.reserve(reserve); }
+  KeyWriter(StatementKey& key, std::size_t reserve) : key_(key) {
+    key_.words.clear();
+    key_.words.reserve(reserve);
+  }
   KeyWriter& add(std::uint64_t w) {
     key_.words.push_back(w);
     return *this;
   }
-  template <class T>
-  KeyWriter& add_all(const std::vector<T>& v) {
+  template <class Range>
+  KeyWriter& add_all(const Range& v) {
     add(v.size());
-    for (const T& x : v) add(std::uint64_t(x));
+    for (const auto& x : v) add(std::uint64_t(x));
     return *this;
   }
   // A view's layout, up to where it starts: kernels depend on its offset
   // only through vector alignment and the reach of 32-bit indices.
   KeyWriter& add_layout(const Array& a) {
-    const Layout l{a.dtype(), a.shape(), a.strides(), a.offset()};
     add(std::uint64_t(a.dtype())).add_all(a.shape()).add_all(a.strides());
-    return add(std::uint64_t(a.offset() & 15)).add(l.beyond_int32());
+    return add(std::uint64_t(a.offset() & 15))
+        .add(beyond_int32(a.shape(), a.strides(), a.offset()));
   }
   // Hashed in one pass at the end: mixing word by word is a serial chain of
   // multiplies, and XXH3 over the buffer made chain8's key a quarter faster.
-  StatementKey finish() {
+  void finish() {
     key_.hash = XXH3_64bits(key_.words.data(), key_.words.size() * sizeof(std::uint64_t));
-    return std::move(key_);
   }
 
  private:
-  StatementKey key_;
+  StatementKey& key_;
 };
 
 }  // namespace
 
 StatementKey statement_key(const Program& p, std::span<const Array> outputs,
                            const ScheduleOptions& options) {
+  StatementKey key;
+  statement_key(p, outputs, options, key);
+  return key;
+}
+
+void statement_key(const Program& p, std::span<const Array> outputs, const ScheduleOptions& options,
+                   StatementKey& key) {
   // Enough words for nodes and outputs of rank 2 (a rank-2 leaf takes 16),
   // so that a typical key never regrows.
-  KeyWriter k(p.nodes.size() * 16 + outputs.size() * 12 + 8);
+  KeyWriter k(key, p.nodes.size() * 16 + outputs.size() * 12 + 8);
   k.add(options.fuse)
       .add(std::uint64_t(options.max_nodes))
       .add(std::uint64_t(options.max_operands));
@@ -63,7 +72,7 @@ StatementKey statement_key(const Program& p, std::span<const Array> outputs,
     const Device d = outputs[0].device();
     k.add(std::uint64_t(d.kind) << 32 | std::uint32_t(d.index));
   }
-  return k.finish();
+  k.finish();
 }
 
 }  // namespace nf

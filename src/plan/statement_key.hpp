@@ -22,5 +22,9 @@ struct StatementKey {
 
 StatementKey statement_key(const Program& p, std::span<const Array> outputs,
                            const ScheduleOptions& options);
+// The same, written over `key`, whose words keep their capacity: a caller
+// that reuses one key makes a statement's key without allocating.
+void statement_key(const Program& p, std::span<const Array> outputs, const ScheduleOptions& options,
+                   StatementKey& key);
 
 }  // namespace nf

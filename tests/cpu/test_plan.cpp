@@ -6,6 +6,7 @@
 #include "graph/build.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
+#include "plan/statement_key.hpp"
 
 namespace {
 
@@ -42,6 +43,30 @@ TEST_CASE("different arrays, constants or streams are not merged", "[plan]") {
                  nf::OpId::rand_uniform) == 2);
   nf::Expr r = nf::rand({3});
   CHECK(count_op(nf::make_program({(r + r).node()}), nf::OpId::rand_uniform) == 1);
+}
+
+TEST_CASE("each program is made afresh though the tables that make it are reused", "[plan]") {
+  // Freed nodes' blocks are reused for the next nodes built, so one
+  // statement's nodes take the last one's addresses: tables kept from the
+  // last program would take them for nodes already added. The first program
+  // is large, so that a later one gives its tables back.
+  const nf::Array a = nf::ones({3}), b = nf::ones({3});
+  for (int round = 0; round < 5; ++round) {
+    nf::Expr e = round % 2 ? nf::exp(nf::Expr(b)) - a : nf::Expr(a) * 2 + b;
+    if (round == 0) {
+      nf::NodePtr n = e.node();
+      for (int i = 0; i < 2000; ++i) n = nf::make_elementwise(nf::OpId::negative, {n});
+      e = nf::Expr(n);
+    }
+    const nf::Program p = nf::make_program({e.node()});
+    REQUIRE(p.roots == std::vector<int>{int(p.nodes.size()) - 1});
+    CHECK(p.nodes.back() == e.node());
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      const nf::NodeInputs& ins = p.nodes[i]->inputs;
+      REQUIRE(p.inputs[i].size() == ins.size());
+      for (std::size_t k = 0; k < ins.size(); ++k) CHECK(p.nodes[p.inputs[i][k]] == ins[k]);
+    }
+  }
 }
 
 TEST_CASE("a lazy expression grown in a loop evaluates without deep recursion", "[plan]") {
@@ -133,4 +158,17 @@ TEST_CASE("a C++ scalar reused across statements keeps each statement's dtype", 
   CHECK_FALSE(f64.node()->inputs[1]->weak);
   CHECK(nf::Expr(0.5).node() == weak.node());
   CHECK(nf::Array(f32).to_vector<float>() == std::vector<float>{0.5f, 0.5f, 0.5f});
+}
+
+TEST_CASE("a statement's key written over another's is the key made afresh", "[plan]") {
+  // The GPU's plan cache writes every statement's key over one kept per thread.
+  const nf::Array a = nf::ones({3, 4});
+  const std::vector<nf::Array> out{nf::ones({3, 4})};
+  const nf::ScheduleOptions o;
+  const nf::Program longer = nf::make_program({(nf::exp(nf::Expr(a)) * 2 + a).node()});
+  const nf::Program shorter = nf::make_program({(nf::Expr(a) + 1).node()});
+  nf::StatementKey reused;
+  nf::statement_key(longer, out, o, reused);
+  nf::statement_key(shorter, out, o, reused);
+  CHECK(reused == nf::statement_key(shorter, out, o));
 }
