@@ -899,7 +899,7 @@ class Generator {
       const std::string vt = vec_type(s_.reads[j].dtype);
       b += "  " + vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(nf_next + " +
            std::to_string(offset) + ");\n";
-      offset += std::int64_t(s_.vec * itemsize(s_.reads[j].dtype)) * s_.per * s_.tr * s_.to;
+      offset += prefetch_bytes(s_, s_.reads[j]);
     }
     return b;
   }

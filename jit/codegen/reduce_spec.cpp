@@ -167,13 +167,14 @@ bool is_library_function(const Node& n) {
           n.op == OpId::power);
 }
 
+std::int64_t prefetch_bytes(const ReduceSpec& spec, const ReduceOperand& read) {
+  if (read.along == Along::none) return 0;
+  return std::int64_t(spec.vec * itemsize(read.dtype)) * spec.per * spec.tr * spec.to;
+}
+
 std::int64_t prefetch_bytes(const ReduceSpec& spec) {
   std::int64_t bytes = 0;
-  for (const ReduceOperand& r : spec.reads) {
-    if (r.along != Along::none) {
-      bytes += std::int64_t(spec.vec * itemsize(r.dtype)) * spec.per * spec.tr * spec.to;
-    }
-  }
+  for (const ReduceOperand& r : spec.reads) bytes += prefetch_bytes(spec, r);
   return bytes;
 }
 

@@ -64,7 +64,9 @@ struct ReduceSpec {
   bool whole = false;
 };
 
-// Shared memory a prefetching kernel's block copies its next tile into.
+// Shared memory a prefetching kernel's block copies its next tile into: for
+// each read that varies along the reduced dims, its held groups.
+std::int64_t prefetch_bytes(const ReduceSpec& spec, const ReduceOperand& read);
 std::int64_t prefetch_bytes(const ReduceSpec& spec);
 
 // Whether an elementwise value comes from a library function (exp, log, a
