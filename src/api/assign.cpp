@@ -30,12 +30,8 @@ bool can_reuse(const Array& a, const Expr& e) {
       a.offset() != 0 || a.device() != device_of(e)) {
     return false;
   }
-  std::int64_t stride = 1;
-  for (std::size_t d = a.shape().size(); d-- > 0;) {
-    if (a.strides()[d] != stride) return false;
-    stride *= a.shape()[d];
-  }
-  return a.storage()->bytes == std::size_t(stride) * itemsize(a.dtype());
+  return a.is_contiguous() &&
+         a.storage()->bytes == std::size_t(numel(a.shape())) * itemsize(a.dtype());
 }
 
 }  // namespace
