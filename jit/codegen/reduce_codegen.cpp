@@ -423,8 +423,8 @@ class Generator {
   std::string first_group() const { return clustered() ? "g0 + " : ""; }
 
   // A division of element values by a per-output value (softmax's
-  // exp(x - max) / sum): the divisor's reciprocal is taken once per output,
-  // and nf_divide_by corrects each product to the quotient.
+  // exp(x - max) / sum): the divisor's reciprocal is taken once per output
+  // (nf_divisor_of), and nf_divide_by corrects each product to the quotient.
   bool divides_by_output(int i) const {
     return node(i).op == OpId::divide && !per_output_.at(i) && per_output_.at(inputs(i)[1]);
   }
@@ -433,7 +433,7 @@ class Generator {
     std::vector<std::string> in;
     for (int j : inputs(i)) in.push_back(names_.at(j));
     if (divides_by_output(i)) {
-      return "nf_divide_by(" + in[0] + ", " + in[1] + ", r_" + names_.at(i) + ")";
+      return "nf_divide_by(" + in[0] + ", d_" + names_.at(i) + ")";
     }
     const auto param = scalars_.find(i);
     return node_expr(node(i), in, param == scalars_.end() ? "" : param->second, "");
@@ -586,8 +586,8 @@ class Generator {
     }
     for (int i : step_.nodes) {
       if (is_read(i) || !divides_by_output(i) || ready_.at(inputs(i)[1]) != round) continue;
-      b += "  const " + ctype(i) + " r_" + names_.at(i) + " = nf_reciprocal(" +
-           names_.at(inputs(i)[1]) + ");\n";
+      b += "  const nf_divisor<" + ctype(i) + "> d_" + names_.at(i) + " = nf_divisor_of<" +
+           ctype(i) + ">(" + names_.at(inputs(i)[1]) + ");\n";
     }
     return b;
   }

@@ -88,29 +88,52 @@ struct nf_arg_op {
   }
 };
 
-// a / b for the many a of one output and its one b, with r = 1 / b (rounded)
-// computed once per output: a * r is within an ulp of a / b, and one
-// correction by the exact residual a - q * b (an FMA) makes it the correctly
-// rounded quotient (Markstein's theorem), without a reciprocal per element.
-// Where a or b lies outside [2^-60, 2^60], so that the quotient or the
-// residual could leave the normal range, and for zeros, infinities and NaNs:
-// the division itself.
+// a / b for the many a of one output and its one b (softmax's
+// exp(x - max) / sum), with one reciprocal per output rather than a division
+// per element. The divisor is first scaled by a power of two into
+// [2^-64, 2^64], exactly, and each a by the same power. Then q = a * r is
+// within an ulp of a / b, and one correction by the residual a - q * b (an
+// FMA) gives the correctly rounded quotient (Markstein's theorem) wherever
+// the quotient is a normal number and the scaled a is at least 2^-100, so
+// that the residual is exact; elsewhere it is within an ulp
+// (tests/cpu/test_divide_by.cpp). Where the correction is not a number
+// (a infinite or not a number; b zero, infinite or not a number), q is the
+// quotient already. No branch per element: a range test and branch per
+// element took a seventh of the instructions of softmax's kernel
+// (bench/RESULTS.md).
+NF_HD nf_f32 nf_fma(nf_f32 a, nf_f32 b, nf_f32 c) {
+  return fmaf(a, b, c);
+}
+NF_HD nf_f64 nf_fma(nf_f64 a, nf_f64 b, nf_f64 c) {
+  return fma(a, b, c);
+}
+NF_HD nf_f32 nf_copysign(nf_f32 a, nf_f32 b) {
+  return copysignf(a, b);
+}
+NF_HD nf_f64 nf_copysign(nf_f64 a, nf_f64 b) {
+  return copysign(a, b);
+}
 template <class T>
-NF_HD bool nf_quotient_safe(T a, T b) {
-  const T lo = (T)0x1p-60, hi = (T)0x1p60;
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  return a >= lo && a <= hi && b >= lo && b <= hi;
+struct nf_divisor {
+  T b;      // the divisor, scaled
+  T r;      // 1 / b, rounded
+  T scale;  // the power of two b was scaled by
+};
+template <class T>
+NF_HD nf_divisor<T> nf_divisor_of(T b) {
+  const T m = b < (T)0 ? -b : b;
+  const T scale = m < (T)0x1p-64 ? (T)0x1p64 : m > (T)0x1p64 ? (T)0x1p-64 : (T)1;
+  const T scaled = b * scale;
+  return {scaled, (T)1 / scaled, scale};
 }
-NF_HD nf_f32 nf_divide_by(nf_f32 a, nf_f32 b, nf_f32 r) {
-  if (!nf_quotient_safe(a, b)) return a / b;
-  const nf_f32 q = a * r;
-  return fmaf(fmaf(-q, b, a), r, q);
-}
-NF_HD nf_f64 nf_divide_by(nf_f64 a, nf_f64 b, nf_f64 r) {
-  if (!nf_quotient_safe(a, b)) return a / b;
-  const nf_f64 q = a * r;
-  return fma(fma(-q, b, a), r, q);
+template <class T>
+NF_HD T nf_divide_by(T a, nf_divisor<T> d) {
+  a = a * d.scale;  // exact, unless the quotient leaves the range too
+  const T q = a * d.r;
+  // The correction is below an ulp of q, so the quotient has q's sign (also
+  // a zero's, which the sum of the correction would lose).
+  const T c = nf_copysign(nf_fma(nf_fma(-q, d.b, a), d.r, q), q);
+  return c == c ? c : q;
 }
 
 // logsumexp from the row's maximum m and the sum s of exp(x - m): a NaN or

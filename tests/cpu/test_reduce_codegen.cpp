@@ -111,7 +111,7 @@ TEST_CASE("rows too long for a block are shared by a cluster where the device ha
   const std::string soft = source.substr(source.find("// numfuse reduction kernel"));
   CHECK(count(soft, "nf_exp(") == 1);
   CHECK(count(soft, "nf_divide_by(") == 1);
-  CHECK(count(soft, "nf_reciprocal(") == 1);
+  CHECK(count(soft, "nf_divisor_of<") == 1);
   nf::set_target_arch("sm_80");
   const std::string sm80 = nf::kernel_source(layernorm(a));
   nf::set_target_arch("sm_90");
