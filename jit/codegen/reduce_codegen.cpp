@@ -816,7 +816,16 @@ class Generator {
     src += "typedef " + idx() + " nf_idx;\n\n";
     const std::string params = parameters();
     const int threads = s_.tr * s_.to;
-    src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads) + ") " +
+    // A cluster's blocks of 4-byte values fit four to an SM with at most 64
+    // registers a thread: at 72, three fitted, and softmax on 512x65536 lost
+    // 7 points of copy bandwidth (bench/RESULTS.md). 8-byte values would
+    // spill at 64.
+    const bool narrow = std::none_of(step_.nodes.begin(), step_.nodes.end(),
+                                     [&](int i) { return itemsize(node(i).dtype) > 4; });
+    const std::string bounds =
+        std::to_string(threads) +
+        (clustered() && narrow ? ", " + std::to_string(65536 / (threads * 64)) : "");
+    src += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " +
            (clustered() ? "__cluster_dims__(" + K + ", 1, 1) " : "") + k_.name + "(\n" + params +
            ") {\n";
     // Two buffers of a slot of 16 bytes for each partial result that meets
