@@ -301,6 +301,25 @@ template <class T>
 NF_HD T nf_maximum(T a, T b) {
   return (a != a || a > b) ? a : b;
 }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(NF_EMULATOR)
+// On sm_80 and later a float's takes one instruction rather than a compare, a
+// NaN test and a select (three of the 34 instructions an element of softmax's
+// kernel). It gives the canonical NaN rather than the operand's, and may pick
+// the other zero of a +0/-0 tie. (The emulator on the host runs the generic
+// form.)
+template <>
+NF_HD nf_f32 nf_minimum(nf_f32 a, nf_f32 b) {
+  nf_f32 r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <>
+NF_HD nf_f32 nf_maximum(nf_f32 a, nf_f32 b) {
+  nf_f32 r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
 
 template <class T>
 NF_HD nf_b8 nf_less(T a, T b) {

@@ -166,7 +166,7 @@ __device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
 
 // Rows of TR consecutive threads (TR a power of two): every thread of a row
 // gets the row's combination. Lanes exchange by butterfly; the warps of a
-// long row meet in shared memory, combined in warp order. Every thread of
+// long row meet in shared memory, combined by butterfly again. Every thread of
 // the block calls it. Consecutive calls take turns between two `smem`
 // buffers, so that no barrier is needed after the reads: a thread that
 // writes a buffer again has passed the next call's barrier, which every
@@ -180,9 +180,11 @@ __device__ __forceinline__ T nf_row_allreduce(T v, Op op, void* smem) {
   const int warp = threadIdx.x / 32;
   if (threadIdx.x % 32 == 0) s[warp] = v;
   __syncthreads();
-  const int first = warp / W * W;
-  v = s[first];
-  for (int w = 1; w < W; ++w) v = op(v, s[first + w]);
+  // Every warp of the row combines the row's W partials by butterfly, each
+  // group of W lanes holding them all: a load and log2(W) steps a thread,
+  // rather than W loads and W - 1 steps.
+  v = s[warp / W * W + threadIdx.x % W];
+  for (int m = W / 2; m > 0; m /= 2) v = op(v, nf_shfl_xor(v, m));
   return v;
 }
 
