@@ -12,7 +12,7 @@
 //   chain8-host-path       the four above in one loop
 //   chain8-bind            cuda::run of a cached plan with stand-in kernels:
 //                          placing values and packing every kernel's
-//                          arguments, without cudaLaunchKernel
+//                          arguments, without cuLaunchKernel
 //   chain8-gpu-statement   `y = chain(x, ...)` over arrays that claim cuda:0
 //                          (host memory behind them) with stand-in kernels:
 //                          the whole warm statement (build, program, plan hit,
@@ -23,7 +23,7 @@
 //                          "scale-wall")
 //
 // The figures leave out every CUDA call, whose cost only a GPU machine can
-// measure: a warm single-kernel statement makes one, cudaLaunchKernel.
+// measure: a warm single-kernel statement makes one, cuLaunchKernel.
 //
 //   host_overhead_bench [--quick]
 #include <algorithm>

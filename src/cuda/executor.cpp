@@ -26,7 +26,7 @@ namespace nf::cuda {
 // run changes.
 struct PreparedKernel {
   const LoadedKernel* kernel = nullptr;
-  // Every parameter in its own 8-byte-aligned slot, as cudaLaunchKernel reads
+  // Every parameter in its own 8-byte-aligned slot, as cuLaunchKernel reads
   // them, with the element count, extents and strides written in once; a run
   // copies the words and writes the parameters of `binds` into its copy.
   std::vector<std::uint64_t> words;
@@ -191,7 +191,7 @@ class SmallArray {
   T* data_;
 };
 
-// Parameter values for cudaLaunchKernel: a copy of a prepared kernel's words,
+// Parameter values for cuLaunchKernel: a copy of a prepared kernel's words,
 // and a pointer to each parameter's slot.
 class Args {
  public:

@@ -4,6 +4,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/devices.hpp"
+#include "numfuse/errors.hpp"
 
 namespace nf::cuda {
 namespace {
@@ -24,6 +25,47 @@ std::string kernel_name(const LoadedKernel& k) {
 
 std::string dims(dim3 d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// The driver functions numfuse calls, from the runtime, once a process.
+struct Driver {
+  decltype(&cuKernelGetFunction) kernel_function = nullptr;
+  decltype(&cuLaunchKernel) launch = nullptr;
+  decltype(&cuGetErrorName) error_name = nullptr;
+  decltype(&cuGetErrorString) error_string = nullptr;
+};
+
+template <class F>
+void entry_point(F& f, const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found),
+        std::string("cudaGetDriverEntryPointByVersion(") + name + ")");
+  if (found != cudaDriverEntryPointSuccess || !p) {
+    throw CudaError(std::string("the CUDA driver has no ") + name);
+  }
+  f = reinterpret_cast<F>(p);
+}
+
+const Driver& driver() {
+  static const Driver d = [] {
+    Driver d;
+    entry_point(d.kernel_function, "cuKernelGetFunction");
+    entry_point(d.launch, "cuLaunchKernel");
+    entry_point(d.error_name, "cuGetErrorName");
+    entry_point(d.error_string, "cuGetErrorString");
+    return d;
+  }();
+  return d;
+}
+
+[[noreturn]] void throw_driver_error(CUresult r, const std::string& call) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  driver().error_name(r, &name);
+  driver().error_string(r, &text);
+  throw CudaError(call + " failed: " + (text ? text : "unknown error") + " (" +
+                  (name ? name : std::to_string(int(r))) + ")");
 }
 
 }  // namespace
@@ -49,6 +91,8 @@ LoadedKernel load_kernel(int device, const void* image, std::size_t size, const 
     // kernel, rather than at the first launch.
     DeviceGuard guard(device);
     check(cudaLibraryGetKernel(&k.kernel, k.library, name), "cudaLibraryGetKernel(" + what + ")");
+    const CUresult r = driver().kernel_function(&k.function, reinterpret_cast<CUkernel>(k.kernel));
+    if (r != CUDA_SUCCESS) throw_driver_error(r, "cuKernelGetFunction(" + what + ")");
     cudaFuncAttributes attributes{};
     check(cudaFuncGetAttributes(&attributes, entry(k)), "cudaFuncGetAttributes(" + what + ")");
     // Above 48 KiB of dynamic shared memory a kernel must opt in. Opting in to
@@ -73,13 +117,14 @@ void unload_kernel(const LoadedKernel& kernel) {
 
 void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
             std::size_t shared_bytes) {
-  const cudaError_t e =
-      cudaLaunchKernel(entry(kernel), grid, block, args, shared_bytes, stream(device));
-  if (e != cudaSuccess) [[unlikely]] {
-    throw_cuda_error(e, "cudaLaunchKernel(" + kernel_name(kernel) +
-                            " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
-                            ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
-                            " bytes of dynamic shared memory)");
+  const CUresult r =
+      driver().launch(kernel.function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                      unsigned(shared_bytes), stream(device), args, nullptr);
+  if (r != CUDA_SUCCESS) [[unlikely]] {
+    throw_driver_error(r, "cuLaunchKernel(" + kernel_name(kernel) +
+                              " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
+                              ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
+                              " bytes of dynamic shared memory)");
   }
 }
 

@@ -275,7 +275,7 @@ TEST_CASE("CUDA errors become CudaError naming the call", "[gpu]") {
       launch(k, 0, dim3(1), dim3(4096), args, 0);
       FAIL("launched 4096 threads per block");
     } catch (const CudaError& e) {
-      CHECK_THAT(e.what(), Catch::Contains("cudaLaunchKernel(nf_test_axpy") &&
+      CHECK_THAT(e.what(), Catch::Contains("cuLaunchKernel(nf_test_axpy") &&
                                Catch::Contains("block (4096,1,1)") &&
                                Catch::Contains(") failed: "));
     }
