@@ -996,9 +996,16 @@ class Generator {
     }
     b += loads + "    }\n  }\n";
     if (!s_.prefetch) return b;
-    // The barrier orders every thread's reads of its slots before the copies
-    // that overwrite them, and the last tile's combinations before this one's.
-    return b + "  __syncthreads();\n" + fetch("(tile + (nf_idx)gridDim.x)", "the next tile");
+    // A thread's copies overwrite only the slots it has just read, so the next
+    // tile may start coming in at once: waiting for the block's slowest warp
+    // cost softmax on 1024x32768 up to 2 points of copy bandwidth
+    // (bench/RESULTS.md). The combinations take turns between two buffers,
+    // which carry on across tiles when a tile makes an even number of them;
+    // after an odd number, this tile's first would reuse the buffer the last
+    // tile's last is still being read from, and a barrier keeps them apart.
+    const bool turns_carry_on = terms_.size() % 2 == 0;
+    return b + (turns_carry_on ? "" : "  __syncthreads();\n") +
+           fetch("(tile + (nf_idx)gridDim.x)", "the next tile");
   }
 
   const ReduceSpec& s_;

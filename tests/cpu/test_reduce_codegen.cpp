@@ -127,6 +127,14 @@ TEST_CASE("rows that take a block's registers are prefetched where the device ca
   CHECK(count(src, "nf_fetch<16>(") == 2);  // the first tile, then each next one
   CHECK(src.find("tile += gridDim.x") != std::string::npos);
   CHECK(nf::plan({softmax(a)}).kernel_count() == 1);
+  // A thread refills only its own slots, so the next tile comes in without a
+  // barrier, unless a tile's odd number of combinations would leave the next
+  // tile's first in the buffer of this tile's last.
+  const auto kernel = [](const std::string& s) { return s.substr(s.find("// numfuse reduction")); };
+  CHECK(count(kernel(src), "__syncthreads()") == 0);
+  const std::string odd = nf::kernel_source(nf::exp(a - nf::max(a, 1)));
+  CHECK(count(odd, "nf_fetch<16>(") == 2);
+  CHECK(count(kernel(odd), "__syncthreads()") == 1);
   // Without library functions on every element the block waits little.
   CHECK(nf::kernel_source(layernorm(a)).find("nf_fetch<") == std::string::npos);
   // Shorter rows leave room for several blocks on an SM: read directly.
