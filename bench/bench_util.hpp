@@ -1,5 +1,6 @@
 // Timing shared by the benchmarks: device time by CUDA events after warm-up,
-// the median of repeated batches, and host wall-clock time per call.
+// the median of repeated batches; and host wall-clock time per call, also the
+// median of batches.
 #pragma once
 
 #include <algorithm>
@@ -30,14 +31,23 @@ inline double time_us(const std::function<void()>& f) {
   return per_call[4];
 }
 
-// Host wall-clock microseconds per call of f over `calls` calls, waiting for
-// the device at the end: what a program issuing statements back to back sees.
-inline double wall_us(const std::function<void()>& f, int calls = 4000) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) f();
+// Host wall-clock microseconds per call of f: the median of 9 batches of
+// `calls` calls, each waiting for the device at its end, as a program
+// issuing statements back to back sees it. The median keeps a moment in
+// which the host ran slowly out of the figure.
+inline double wall_us(const std::function<void()>& f, int calls = 1000) {
+  for (int i = 0; i < calls / 10 + 1; ++i) f();
   nf::cuda::synchronize(0);
-  const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
-  return us.count() / calls;
+  std::vector<double> per_call;
+  for (int rep = 0; rep < 9; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) f();
+    nf::cuda::synchronize(0);
+    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - t0;
+    per_call.push_back(us.count() / calls);
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + 4, per_call.end());
+  return per_call[4];
 }
 
 }  // namespace bench

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     for (const Workload& w : workloads) {
       y = w.expr(x);
       nf::cuda::synchronize(0);
-      const double us = bench::wall_us([&] { y = w.expr(x); }, quick ? 500 : 4000);
+      const double us = bench::wall_us([&] { y = w.expr(x); }, quick ? 200 : 1000);
       walls.emplace_back(std::string(w.name) + "-wall", us);
       std::printf(
           "{\"work\":\"%s-wall\",\"shape\":\"(128, 784)\",\"fw\":\"numfuse\",\"us\":%.2f}\n",
