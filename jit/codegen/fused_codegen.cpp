@@ -230,6 +230,7 @@ class Generator {
     }
     src += "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_.threads) + ") " +
            k_.name + "(\n" + params + ") {\n";
+    src += "  nf_wait_for_earlier_kernels();\n";
     src += "  const nf_idx stride = (nf_idx)gridDim.x * blockDim.x;\n";
     src += "  const nf_idx first = (nf_idx)blockIdx.x * blockDim.x + threadIdx.x;\n";
     if (vec_ > 1) src += vector_loop();

@@ -828,6 +828,7 @@ class Generator {
     src += "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " +
            (clustered() ? "__cluster_dims__(" + K + ", 1, 1) " : "") + k_.name + "(\n" + params +
            ") {\n";
+    src += "  nf_wait_for_earlier_kernels();\n";
     // Two buffers of a slot of 16 bytes for each partial result that meets
     // the others; one slot more where the blocks of a cluster meet.
     const int slots = 2 * block_slots() + (clustered() ? 1 : 0);

@@ -56,20 +56,6 @@ struct Target {
   bool cubin;
 };
 
-// "sm_90a" -> 90. Archs come from the device, so anything else is our bug.
-int arch_number(const std::string& arch) {
-  constexpr std::string_view prefix = "sm_";
-  std::size_t end = prefix.size();
-  while (end < arch.size() && std::isdigit(static_cast<unsigned char>(arch[end]))) ++end;
-  const bool suffix_ok = std::all_of(arch.begin() + end, arch.end(), [](char c) {
-    return std::islower(static_cast<unsigned char>(c));
-  });
-  if (arch.rfind(prefix, 0) != 0 || end == prefix.size() || end > prefix.size() + 4 || !suffix_ok) {
-    throw InternalError("not a CUDA device arch: \"" + arch + "\"");
-  }
-  return std::stoi(arch.substr(prefix.size(), end - prefix.size()));
-}
-
 std::string supported_list() {
   std::string list;
   for (int a : nvrtc_supported_archs())
@@ -80,6 +66,7 @@ std::string supported_list() {
 // PTX of a virtual arch runs on that arch and every later one, so a device
 // this NVRTC does not know gets PTX for the newest arch not above its own.
 Target resolve(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) throw InternalError("not a CUDA device arch: \"" + arch + "\"");
   const int number = arch_number(arch);
   const std::vector<int>& supported = nvrtc_supported_archs();
   if (std::binary_search(supported.begin(), supported.end(), number)) return {arch, true};
@@ -159,6 +146,21 @@ std::string nvrtc_version() {
     return std::to_string(major) + "." + std::to_string(minor);
   }();
   return version;
+}
+
+int arch_number(const std::string& arch) {
+  // Archs come from the device or from NVRTC's own choice, so anything else
+  // is our bug.
+  const std::string_view prefix = arch.rfind("compute_", 0) == 0 ? "compute_" : "sm_";
+  std::size_t end = prefix.size();
+  while (end < arch.size() && std::isdigit(static_cast<unsigned char>(arch[end]))) ++end;
+  const bool suffix_ok = std::all_of(arch.begin() + end, arch.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c));
+  });
+  if (arch.rfind(prefix, 0) != 0 || end == prefix.size() || end > prefix.size() + 4 || !suffix_ok) {
+    throw InternalError("not a CUDA device arch: \"" + arch + "\"");
+  }
+  return std::stoi(arch.substr(prefix.size(), end - prefix.size()));
 }
 
 std::vector<int> nvrtc_supported_archs() {

@@ -23,6 +23,9 @@ struct KernelImage {
 // device at all. Thread-safe.
 KernelImage compile(const std::string& source, const std::string& arch);
 
+// "sm_90a", "sm_90" or "compute_90" -> 90.
+int arch_number(const std::string& arch);
+
 // "major.minor" of the NVRTC library loaded, e.g. "13.0".
 std::string nvrtc_version();
 

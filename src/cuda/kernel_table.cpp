@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "compile/disk_cache.hpp"
+#include "compile/nvrtc_compiler.hpp"
 #include "cuda/devices.hpp"
 
 namespace nf::cuda {
@@ -68,7 +69,9 @@ const LoadedKernel& find_or_load(int device, const std::string& signature, const
       const std::string source = make_source();
       dump(name, source);
       const jit::KernelImage image = jit::obtain_image(source, device_info(device).arch());
-      promise.set_value(load_kernel(device, image.data.data(), image.data.size(), name.c_str()));
+      LoadedKernel k = load_kernel(device, image.data.data(), image.data.size(), name.c_str());
+      k.launch_early = jit::arch_number(image.arch) >= 90;
+      promise.set_value(k);
     } catch (...) {
       promise.set_exception(std::current_exception());
       std::unique_lock<std::shared_mutex> lock(t.mutex);

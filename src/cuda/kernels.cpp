@@ -31,6 +31,7 @@ std::string dims(dim3 d) {
 struct Driver {
   decltype(&cuKernelGetFunction) kernel_function = nullptr;
   decltype(&cuLaunchKernel) launch = nullptr;
+  decltype(&cuLaunchKernelEx) launch_ex = nullptr;
   decltype(&cuGetErrorName) error_name = nullptr;
   decltype(&cuGetErrorString) error_string = nullptr;
 };
@@ -52,6 +53,7 @@ const Driver& driver() {
     Driver d;
     entry_point(d.kernel_function, "cuKernelGetFunction");
     entry_point(d.launch, "cuLaunchKernel");
+    entry_point(d.launch_ex, "cuLaunchKernelEx");
     entry_point(d.error_name, "cuGetErrorName");
     entry_point(d.error_string, "cuGetErrorString");
     return d;
@@ -117,14 +119,33 @@ void unload_kernel(const LoadedKernel& kernel) {
 
 void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
             std::size_t shared_bytes) {
-  const CUresult r =
-      driver().launch(kernel.function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                      unsigned(shared_bytes), stream(device), args, nullptr);
+  CUresult r;
+  if (kernel.launch_early) {
+    CUlaunchAttribute early{};
+    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = grid.x;
+    config.gridDimY = grid.y;
+    config.gridDimZ = grid.z;
+    config.blockDimX = block.x;
+    config.blockDimY = block.y;
+    config.blockDimZ = block.z;
+    config.sharedMemBytes = unsigned(shared_bytes);
+    config.hStream = stream(device);
+    config.attrs = &early;
+    config.numAttrs = 1;
+    r = driver().launch_ex(&config, kernel.function, args, nullptr);
+  } else {
+    r = driver().launch(kernel.function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                        unsigned(shared_bytes), stream(device), args, nullptr);
+  }
   if (r != CUDA_SUCCESS) [[unlikely]] {
-    throw_driver_error(r, "cuLaunchKernel(" + kernel_name(kernel) +
-                              " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
-                              ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
-                              " bytes of dynamic shared memory)");
+    throw_driver_error(
+        r, std::string(kernel.launch_early ? "cuLaunchKernelEx(" : "cuLaunchKernel(") +
+               kernel_name(kernel) + " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
+               ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
+               " bytes of dynamic shared memory)");
   }
 }
 

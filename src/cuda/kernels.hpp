@@ -18,6 +18,11 @@ struct LoadedKernel {
   // through it skips the runtime's lookup of the kernel in the current
   // context (3.02 against 3.22 µs a launch on an H200, bench/RESULTS.md).
   CUfunction function = nullptr;
+  // Launched before the kernels ahead of it in the stream have finished
+  // (programmatic dependent launch). Only for a kernel that waits for them
+  // before it touches memory: generated kernels built for sm_90 or later
+  // (nf_wait_for_earlier_kernels in jit/runtime/nf_kernel.h).
+  bool launch_early = false;
 };
 
 // Loads `image` (a cubin, or PTX text with or without its closing NUL: `size`
@@ -29,7 +34,9 @@ LoadedKernel load_kernel(int device, const void* image, std::size_t size, const 
 void unload_kernel(const LoadedKernel& kernel);
 
 // Queues the kernel on `device`'s stream. `args` points to each parameter, as
-// for cuLaunchKernel.
+// for cuLaunchKernel. A kernel that may launch early does, so that its launch
+// overlaps the end of the kernel ahead (about 1.3 µs of each softmax on
+// 1024x32768 on an H200, bench/RESULTS.md).
 void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
             std::size_t shared_bytes);
 

@@ -63,6 +63,31 @@ TEST_CASE("views, broadcasts and half types take the strided path", "[codegen]")
   CHECK(half.find("nf_f32_to_f16_bits") != std::string::npos);
 }
 
+// On sm_90 a kernel may start before the kernel ahead of it in the stream has
+// finished (src/cuda/kernels.cpp), so every kind of generated kernel must
+// wait for that one before it touches memory.
+TEST_CASE("every generated kernel first waits for the kernels ahead of it", "[codegen]") {
+  nf::Array v = nf::ones({1 << 22});
+  const std::vector<nf::Expr> statements{
+      nf::exp(v) * 2.0f,                            // flat elementwise
+      nf::ones({8, 5}) + nf::ones({5}),             // strided elementwise
+      nf::test::softmax(nf::ones({1024, 32768})),   // rows prefetched
+      nf::test::layernorm(nf::ones({128, 65536})),  // rows shared by a cluster
+      nf::test::layernorm(nf::ones({1, 1 << 24})),  // a row split over blocks
+      nf::sum(nf::ones({32768, 1024}), 0),          // columns
+      nf::argmax(v)};                               // to one value
+  int kernels = 0;
+  for (const nf::Expr& e : statements) {
+    for (const std::string& src : nf::plan({e}).sources()) {
+      const std::size_t body = src.find(") {\n", src.find("__global__"));
+      REQUIRE(body != std::string::npos);
+      CHECK(src.substr(body + 4, 33) == "  nf_wait_for_earlier_kernels();\n");
+      ++kernels;
+    }
+  }
+  CHECK(kernels == 11);
+}
+
 TEST_CASE("NF_FUSION=off runs one kernel per op", "[codegen]") {
   nf::Array a = nf::ones({4});
   nf::Expr e = nf::exp(a) * 2.0f + 1.0f;

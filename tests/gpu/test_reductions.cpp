@@ -754,6 +754,33 @@ TEST_CASE("reductions: in-place statements give what they give out of place",
   }
 }
 
+// A kernel may start before the one ahead of it has finished
+// (src/cuda/kernels.cpp). Statements queued back to back, each reading what
+// the one before wrote and writing what it read, must still see each other's
+// writes: a stale read would put elements off by far more than 1e-4.
+TEST_CASE("reductions: statements queued back to back see each other's writes",
+          "[gpu][reduce][order]") {
+  nf::seed(7100);
+  const nf::Array host = make_input(Kind::normal, nf::f32, {1024, 4096}, 1);
+  const auto rounds = [](nf::Array x) {
+    nf::Array y;
+    for (int r = 0; r < 6; ++r) {
+      y = softmax(x).value;
+      x = x * 0.5f + y * 10.0f;
+      x -= nf::mean(x, 0);
+    }
+    return x;
+  };
+  nf::Array want;
+  {
+    OnCpu cpu(nf::f64);
+    want = rounds(host);
+  }
+  const nf::Array got = rounds(host.to(kGpu));
+  CHECK(got.device() == kGpu);
+  compare(got, want, {}, 1e-4, 1.0);
+}
+
 TEST_CASE("reductions: full f32 sums and means give the same bits on every run", "[gpu][reduce]") {
   for (const nf::Shape& shape : {nf::Shape{std::int64_t(1) << 24}, nf::Shape{4096, 4096}}) {
     INFO(nf::to_string(shape));
