@@ -35,7 +35,7 @@ void unload_kernel(const LoadedKernel& kernel);
 
 // Queues the kernel on `device`'s stream. `args` points to each parameter, as
 // for cuLaunchKernel. A kernel that may launch early does, so that its launch
-// overlaps the end of the kernel ahead (about 1.3 µs of each softmax on
+// overlaps the end of the kernel ahead (about 2 µs of each softmax on
 // 1024x32768 on an H200, bench/RESULTS.md).
 void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
             std::size_t shared_bytes);
