@@ -144,13 +144,17 @@ nf::Expr values(Kind kind, nf::DType t, const nf::Shape& s, double group) {
   return uniform(s);
 }
 
-// A new array of dtype t on the CPU, never all zero. `group` is how many
-// elements each result of the reductions under test reads.
-nf::Array make_input(Kind kind, nf::DType t, const nf::Shape& s, std::int64_t group) {
-  OnCpu cpu;
+// A new array of dtype t on the default device, never all zero. `group` is
+// how many elements each result of the reductions under test reads.
+nf::Array draw(Kind kind, nf::DType t, const nf::Shape& s, std::int64_t group) {
   nf::Array a = nf::astype(values(kind, t, s, double(std::max<std::int64_t>(group, 1))), t);
   if (a.size() > 0 && !nf::Array(nf::any(a)).item<bool>()) a.reshape({-1})(0) = 1;
   return a;
+}
+
+nf::Array make_input(Kind kind, nf::DType t, const nf::Shape& s, std::int64_t group) {
+  OnCpu cpu;
+  return draw(kind, t, s, group);
 }
 
 // ---- layouts and axes ---------------------------------------------------------------
@@ -600,6 +604,65 @@ TEST_CASE("reductions: f32 sum, mean, var, max, argmax and logsumexp on large sh
       }
     }
   }
+}
+
+// Every reduction x dtype x axes over one of the large shapes and views,
+// whose kernels walk their rows in other ways (prefetched, shared by a
+// cluster, split over blocks). Inputs are drawn on the GPU, where the CPU
+// would take minutes over them, and copied to the CPU for the reference:
+// both compute from the same values. Each layout is a test case of its own
+// ([every1] to [every6], hidden from a plain run), which ctest runs side by side.
+namespace {
+
+void every_op_dtype_axes(const Layout& layout, std::uint64_t seed) {
+  for (const nf::DType t : nf::all_dtypes) {
+    // Inputs by kind and, for kinds drawn to suit it, group size.
+    std::map<std::pair<Kind, std::int64_t>, Operands> inputs;
+    const auto input = [&](Kind kind, std::int64_t n) -> const Operands& {
+      const bool by_group = kind == Kind::near_one || kind == Kind::sparse || kind == Kind::dense;
+      const auto key = std::make_pair(kind, by_group ? n : -1);
+      auto it = inputs.find(key);
+      if (it == inputs.end()) {
+        nf::seed(seed + 8 * std::uint64_t(kind) + std::uint64_t(t));
+        const nf::Array d = draw(kind, t, base_shape(layout), n);
+        it = inputs.emplace(key, Operands{{d.to(kCpu)}, {d}}).first;
+      }
+      return it->second;
+    };
+    for (const AxisChoice& ax : {axes({0}), axes({1}), kAllAxes}) {
+      const std::int64_t n = group_size(layout.shape, ax);
+      for (const TableOp& op : kTable) {
+        INFO(op.name << "(" << nf::name(t) << " " << layout_str(layout) << ", " << axes_str(ax)
+                     << ")");
+        check_statement(input(kSpecs.at(op.name).kind, n), [&](const std::vector<nf::Array>& a) {
+          return std::vector<Out>{reduction_out(op, operand(layout, a[0]), ax, n)};
+        });
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reductions: every op x dtype x axes on 32768x1024", "[.][gpu][reduce][big][every1]") {
+  every_op_dtype_axes({{32768, 1024}}, 9000);
+}
+TEST_CASE("reductions: every op x dtype x axes on 1024x32768", "[.][gpu][reduce][big][every2]") {
+  every_op_dtype_axes({{1024, 32768}}, 9100);
+}
+TEST_CASE("reductions: every op x dtype x axes on 512x65536", "[.][gpu][reduce][big][every3]") {
+  every_op_dtype_axes({{512, 65536}}, 9200);
+}
+TEST_CASE("reductions: every op x dtype x axes on 1x2^24", "[.][gpu][reduce][big][every4]") {
+  every_op_dtype_axes({{1, std::int64_t(1) << 24}}, 9300);
+}
+TEST_CASE("reductions: every op x dtype x axes on a 4096x4096 view of odd columns",
+          "[.][gpu][reduce][big][every5]") {
+  every_op_dtype_axes({{4096, 4096}, View::odd_columns}, 9400);
+}
+TEST_CASE("reductions: every op x dtype x axes on a 4096x4096 transposed view",
+          "[.][gpu][reduce][big][every6]") {
+  every_op_dtype_axes({{4096, 4096}, View::transposed}, 9500);
 }
 
 TEST_CASE("reductions: fused statements match the CPU in f64", "[gpu][reduce][fused]") {
