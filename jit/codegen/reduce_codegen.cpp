@@ -494,16 +494,23 @@ class Generator {
     return b + "  }\n";
   }
 
+  // Products of floating values accumulate in f64, as on the CPU backend. In
+  // f32, partial products hovering about 1 round near-ties the same way
+  // again and again: the product of 2^24 factors near 1, taken in many
+  // partial products, came out 2-3% low on an H200 (bench/RESULTS.md).
+  bool wide_product(const Term& t) const {
+    return t.kind == TermKind::prod && is_floating(node(t.input).dtype);
+  }
   std::string acc_type(const Term& t) const {
     const std::string a = ctype(t.input);
     if (t.kind == TermKind::argmin || t.kind == TermKind::argmax) return "nf_arg<" + a + ">";
-    return a;
+    return wide_product(t) ? "nf_f64" : a;
   }
   std::string identity(const Term& t) const {
     const std::string a = ctype(t.input);
     switch (t.kind) {
       case TermKind::prod:
-        return "(" + a + ")1";
+        return "(" + acc_type(t) + ")1";
       case TermKind::min:
         return "nf_range<" + a + ">::highest()";
       case TermKind::max:
@@ -525,7 +532,8 @@ class Generator {
       case TermKind::sum:
         return p + " = nf_add(" + p + ", " + x + ");";
       case TermKind::prod:
-        return p + " = nf_multiply(" + p + ", " + x + ");";
+        return p + " = nf_multiply(" + p + ", " +
+               (wide_product(t) ? "nf_convert<nf_f64>(" + x + ")" : x) + ");";
       case TermKind::min:
         return p + " = nf_minimum(" + p + ", " + x + ");";
       case TermKind::max:
@@ -661,6 +669,7 @@ class Generator {
 
   std::size_t acc_bytes(const Term& t) const {
     if (t.kind == TermKind::argmin || t.kind == TermKind::argmax) return 16;
+    if (wide_product(t)) return 8;
     const DType a = node(t.input).dtype;
     return a == f16 || a == bf16 ? 4 : itemsize(a);
   }

@@ -91,6 +91,19 @@ TEST_CASE("outputs of too many elements, too few to fill a device, are split", "
   CHECK(nf::plan({layernorm(nf::ones({512, 1 << 16}))}).kernel_count() == 1);
 }
 
+TEST_CASE("products of floating values accumulate in f64", "[codegen]") {
+  for (const nf::DType t : {nf::f16, nf::bf16, nf::f32, nf::f64}) {
+    INFO(nf::name(t));
+    const nf::Array a = nf::ones({64, 4096}, t);
+    const std::string src = nf::kernel_source(nf::prod(a, 1));
+    CHECK(src.find("nf_f64 p0 = (nf_f64)1;") != std::string::npos);
+    CHECK(src.find("nf_multiply(p0, nf_convert<nf_f64>(") != std::string::npos);
+  }
+  // Integers multiply exactly (with wraparound) in their own type.
+  CHECK(nf::kernel_source(nf::prod(nf::ones({64, 4096}, nf::i32), 1))
+            .find("nf_i64 p0 = (nf_i64)1;") != std::string::npos);
+}
+
 TEST_CASE("reduction source is canonical: scalars and data are parameters", "[codegen]") {
   nf::Array a = nf::ones({32, 48}), b = nf::zeros({32, 48});
   CHECK(nf::kernel_source(nf::var(a, 1) + 1e-5f) == nf::kernel_source(nf::var(b, 1) + 0.5f));
