@@ -496,8 +496,9 @@ class Generator {
 
   // Products of floating values accumulate in f64, as on the CPU backend. In
   // f32, partial products hovering about 1 round near-ties the same way
-  // again and again: the product of 2^24 factors near 1, taken in many
-  // partial products, came out 2-3% low on an H200 (bench/RESULTS.md).
+  // again and again: products of 2^24 and more factors near 1, taken in many
+  // partial products, came out 2-3% low on an H200 (the full products of
+  // tests/gpu/test_reductions.cpp's "every op x dtype x axes" cases).
   bool wide_product(const Term& t) const {
     return t.kind == TermKind::prod && is_floating(node(t.input).dtype);
   }
