@@ -55,9 +55,7 @@ std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, std::span<const Ar
   // each kernel once, and either plan is right.
   auto plan = std::make_shared<CachedPlan>();
   plan->schedule = make_schedule(p, options);
-  if (cuda::runs_on_gpu(plan->schedule)) {
-    plan->launches = cuda::prepare(p, plan->schedule, outputs, outputs[0].device().index);
-  }
+  plan->launches = cuda::prepare(p, plan->schedule, outputs, outputs[0].device().index);
   return remember_cuda_plan(std::move(key), std::move(plan));
 }
 

@@ -16,7 +16,7 @@ namespace nf {
 
 struct CachedPlan {
   Schedule schedule;
-  std::shared_ptr<const cuda::Launches> launches;  // null where a step has no GPU kernel
+  std::shared_ptr<const cuda::Launches> launches;  // null where a product has no GPU plan
 };
 
 // The plan of `p` writing `outputs` on a GPU, made on first use. Thread-safe;

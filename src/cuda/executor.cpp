@@ -13,6 +13,7 @@
 #include "codegen/reduce_codegen.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
+#include "cuda/blas.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/kernel_table.hpp"
 #include "cuda/memory.hpp"
@@ -45,6 +46,7 @@ struct PreparedKernel {
 struct PreparedStep {
   std::vector<PreparedKernel> kernels;       // in launch order; none for an empty domain
   std::vector<std::size_t> workspace_bytes;  // scratch the kernels share
+  std::shared_ptr<const GemmPlan> gemm;      // a gemm step's product
 };
 
 struct Launches {
@@ -129,6 +131,13 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<std::optional<Layout>>& layouts,
                           const std::vector<Array>& outputs, int device) {
   PreparedStep out;
+  if (step.kind == StepKind::gemm) {
+    const int i = step.nodes[0];
+    const ProgramInputs& ins = p.inputs[i];
+    out.gemm = plan_gemm(device, *layouts[ins[0]], *layouts[ins[1]],
+                         jit::write_layout(s, i, layouts, outputs));
+    return out;
+  }
   if (step.kind == StepKind::reduction) {
     const jit::ReduceSpec spec = jit::make_reduce_spec(
         p, s, step, layouts, outputs, jit::reduce_limits_for(device_info(device).arch()));
@@ -294,6 +303,11 @@ class Runner {
   }
 
   void launch(const Step& step, const PreparedStep& prepared) {
+    if (prepared.gemm) {
+      const int i = step.nodes[0];
+      run_gemm(*prepared.gemm, ptr_[p_.inputs[i][0]], ptr_[p_.inputs[i][1]], write_pointer(i));
+      return;
+    }
     std::vector<void*> workspaces;
     for (std::size_t bytes : prepared.workspace_bytes) {
       temps_.push_back(allocate_device(device_, bytes));
@@ -347,11 +361,6 @@ class Runner {
 
 }  // namespace
 
-bool runs_on_gpu(const Schedule& s) {
-  return std::all_of(s.steps.begin(), s.steps.end(),
-                     [](const Step& step) { return step.kind != StepKind::gemm; });
-}
-
 std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
                                         std::span<const Array> outputs, int device) {
   // Code generation takes the outputs as a vector; a miss can afford the copy.
@@ -360,6 +369,9 @@ std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
   const auto layouts = memory_layouts(p, s, outs);
   for (const Step& step : s.steps) {
     l->steps.push_back(prepare_step(p, s, step, layouts, outs, device));
+    const bool product_taken =
+        step.kind != StepKind::gemm || l->steps.back().gemm || numel(step.domain) == 0;
+    if (!product_taken) return nullptr;
   }
   return l;
 }

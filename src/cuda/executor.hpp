@@ -12,14 +12,11 @@
 
 namespace nf::cuda {
 
-// Whether every step of `s` has a GPU kernel yet (fused and reduction steps
-// do; matrix products run on the host until theirs exist).
-bool runs_on_gpu(const Schedule& s);
-
 // Everything about a schedule's launches that does not change between runs
 // of statements with the same key: loaded kernels, their parameter lists,
-// extents, strides and grids. Made once, then a run only binds buffers and
-// scalars.
+// extents, strides and grids, and the cuBLASLt plans of its products. Made
+// once, then a run only binds buffers and scalars. Null where a product has
+// no GPU plan (cuda/blas.hpp says which): such a statement runs on the host.
 struct Launches;
 std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
                                         std::span<const Array> outputs, int device);
