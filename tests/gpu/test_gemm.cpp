@@ -5,7 +5,7 @@
 //
 // The error of an entry grows with the magnitudes summed into it: within
 // 4 sqrt(k) units of the accumulating type of (|A| |B|)ij, plus the final
-// rounding to the result's dtype.
+// rounding to the result's dtype (subnormal results included).
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -41,6 +41,12 @@ double half_ulp(nf::DType t) {
   return t == nf::f16 ? 0x1p-11 : t == nf::bf16 ? 0x1p-8 : t == nf::f32 ? 0x1p-24 : 0x1p-53;
 }
 
+// Half the spacing of subnormals: below the smallest normal number a result
+// is rounded to a step that no longer shrinks with it (f16: 2^-24).
+double half_subnormal_step(nf::DType t) {
+  return t == nf::f16 ? 0x1p-25 : t == nf::bf16 ? 0x1p-134 : t == nf::f32 ? 0x1p-150 : 0;
+}
+
 // `got` (on the GPU) against A.B in f64 on the CPU.
 void compare_product(const nf::Array& got, const nf::Array& a, const nf::Array& b) {
   nf::set_default_device(kCpu);
@@ -57,7 +63,8 @@ void compare_product(const nf::Array& got, const nf::Array& a, const nf::Array& 
   std::size_t bad = 0;
   std::ostringstream first;
   for (std::size_t i = 0; i < g.size(); ++i) {
-    const double tol = rtol * scale[i] + half_ulp(got.dtype()) * std::abs(want[i]);
+    const double tol = rtol * scale[i] + half_ulp(got.dtype()) * std::abs(want[i]) +
+                       half_subnormal_step(got.dtype());
     if (!(std::abs(g[i] - want[i]) <= tol) && bad++ < 3) {
       first << "\n  element " << i << ": cpu " << want[i] << ", gpu " << g[i] << " (tolerance "
             << tol << ")";
