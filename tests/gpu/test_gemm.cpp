@@ -151,6 +151,15 @@ TEST_CASE("products: inside a statement, and into a view", "[gpu][gemm]") {
     CHECK(bad == 0);
   }
   {
+    INFO("1-D operands: a row, a column, or both (a 0-d result)");
+    const nf::Array x = host_uniform({96}, nf::f32), y = host_uniform({80}, nf::f32);
+    const nf::Array gx = x.to(kGpu), gy = y.to(kGpu);
+    CHECK(runs_on_gpu(nf::dot(gx, gw)));
+    compare_product(nf::Array(nf::dot(gx, gw)), x, w);
+    compare_product(nf::Array(nf::dot(gw, gy)), w, y);
+    compare_product(nf::Array(nf::dot(gx, gx)), x, x);
+  }
+  {
     INFO("out[:, 2:82] = dot(v, w): the product written into a view");
     nf::Array out = nf::zeros({64, 84});
     const auto cols = nf::slice(2, 82);
