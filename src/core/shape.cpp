@@ -80,4 +80,13 @@ Strides broadcast_strides(const Shape& from, const Strides& strides, const Shape
   return out;
 }
 
+std::optional<MatrixStorage> matrix_storage(std::int64_t rows, std::int64_t cols, std::int64_t rs,
+                                            std::int64_t cs) {
+  if ((cs == 1 || cols == 1) && rs >= std::max<std::int64_t>(1, cols))
+    return MatrixStorage{true, rs};
+  if ((rs == 1 || rows == 1) && cs >= std::max<std::int64_t>(1, rows))
+    return MatrixStorage{false, cs};
+  return std::nullopt;
+}
+
 }  // namespace nf

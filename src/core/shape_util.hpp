@@ -1,6 +1,8 @@
 // Internal helpers on shapes and strides shared by every layer.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "numfuse/shape.hpp"
@@ -15,5 +17,16 @@ std::vector<int> normalize_axes(const Axes& axes, int ndim, const char* op);
 // Strides that read an array of shape `from` (with `strides`) broadcast to
 // shape `to` (right-aligned, numpy rules already checked).
 Strides broadcast_strides(const Shape& from, const Strides& strides, const Shape& to);
+
+// How BLAS reads a row-major matrix of rows x cols with strides (rs, cs)
+// where it lies: by rows (a unit column stride; `ld` is rs), or as its
+// transpose stored by columns (a unit row stride; `ld` is cs). None where
+// neither stride is 1.
+struct MatrixStorage {
+  bool by_rows;
+  std::int64_t ld;
+};
+std::optional<MatrixStorage> matrix_storage(std::int64_t rows, std::int64_t cols, std::int64_t rs,
+                                            std::int64_t cs);
 
 }  // namespace nf

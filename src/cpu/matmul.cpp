@@ -18,13 +18,10 @@ struct Layout {
 
 Layout layout_of(const Value& v) {
   const int nd = int(v.shape.size());
-  const std::int64_t rows = v.shape[nd - 2], cols = v.shape[nd - 1];
-  const std::int64_t rs = v.strides[nd - 2], cs = v.strides[nd - 1];
-  if ((cs == 1 || cols == 1) && rs >= std::max<std::int64_t>(1, cols))
-    return {true, CblasNoTrans, rs};
-  if ((rs == 1 || rows == 1) && cs >= std::max<std::int64_t>(1, rows))
-    return {true, CblasTrans, cs};
-  return {};
+  const auto m =
+      matrix_storage(v.shape[nd - 2], v.shape[nd - 1], v.strides[nd - 2], v.strides[nd - 1]);
+  if (!m) return {};
+  return {true, m->by_rows ? CblasNoTrans : CblasTrans, m->ld};
 }
 
 template <class T>

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/memory.hpp"
@@ -41,22 +42,6 @@ const DeviceBlas& device_blas(int device) {
     d.workspace = allocate_device(device, kWorkspaceBytes);
   }
   return d;
-}
-
-// A row-major operand (rows x cols) as a column-major layout: with unit
-// column stride the buffer is the operand transposed; with unit row stride,
-// the operand itself.
-struct Side {
-  bool transposed_buffer;  // the column-major buffer holds the operand transposed
-  std::int64_t ld;
-};
-
-std::optional<Side> side_of(const Layout& l) {
-  const std::int64_t rows = l.shape[0], cols = l.shape[1];
-  const std::int64_t rs = l.strides[0], cs = l.strides[1];
-  if ((cs == 1 || cols == 1) && rs >= std::max<std::int64_t>(1, cols)) return Side{true, rs};
-  if ((rs == 1 || rows == 1) && cs >= std::max<std::int64_t>(1, rows)) return Side{false, cs};
-  return std::nullopt;
 }
 
 // The largest power of two, up to 16, that divides the operand's byte offset
@@ -95,6 +80,8 @@ std::optional<Types> types_of(DType t) {
 
 struct GemmPlan {
   int device = 0;
+  cublasLtHandle_t handle = nullptr;  // the device's, for the life of the process
+  void* workspace = nullptr;
   bool f64_scale = false;
   cublasLtMatmulDesc_t desc = nullptr;
   // cuBLASLt's A, B and C/D: B^T, A^T and C^T of the row-major product.
@@ -117,9 +104,13 @@ std::shared_ptr<const GemmPlan> plan_gemm(int device, const Layout& a, const Lay
                                           const Layout& c) {
   if (a.shape.size() != 2 || b.shape.size() != 2 || c.shape.size() != 2) return nullptr;
   const std::optional<Types> types = types_of(c.dtype);
-  const std::optional<Side> sa = side_of(a), sb = side_of(b), sc = side_of(c);
-  if (!types || a.dtype != c.dtype || b.dtype != c.dtype || !sa || !sb || !sc ||
-      !sc->transposed_buffer) {
+  // With its rows contiguous, a row-major operand's buffer read column-major
+  // is the operand transposed; with its columns contiguous, the operand.
+  const auto storage = [](const Layout& l) {
+    return matrix_storage(l.shape[0], l.shape[1], l.strides[0], l.strides[1]);
+  };
+  const std::optional<MatrixStorage> sa = storage(a), sb = storage(b), sc = storage(c);
+  if (!types || a.dtype != c.dtype || b.dtype != c.dtype || !sa || !sb || !sc || !sc->by_rows) {
     return nullptr;
   }
   const std::int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
@@ -135,28 +126,30 @@ std::shared_ptr<const GemmPlan> plan_gemm(int device, const Layout& a, const Lay
   // C^T (n x m) = B^T (n x k) . A^T (k x m), in cuBLASLt's column-major terms.
   check_blas(cublasLtMatmulDescCreate(&p->desc, types->compute, types->scale),
              call("cublasLtMatmulDescCreate"));
-  const cublasOperation_t op_first = sb->transposed_buffer ? CUBLAS_OP_N : CUBLAS_OP_T;
-  const cublasOperation_t op_second = sa->transposed_buffer ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t op_first = sb->by_rows ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t op_second = sa->by_rows ? CUBLAS_OP_N : CUBLAS_OP_T;
   check_blas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_first,
                                             sizeof op_first),
              call("cublasLtMatmulDescSetAttribute"));
   check_blas(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_second,
                                             sizeof op_second),
              call("cublasLtMatmulDescSetAttribute"));
-  const auto layout = [&](cublasLtMatrixLayout_t* l, bool transposed_buffer, std::int64_t rows,
+  const auto layout = [&](cublasLtMatrixLayout_t* l, bool by_rows, std::int64_t rows,
                           std::int64_t cols, std::int64_t ld) {
-    // The buffer as column-major: the operand's transpose, or itself.
-    const std::uint64_t r = std::uint64_t(transposed_buffer ? cols : rows);
-    const std::uint64_t cl = std::uint64_t(transposed_buffer ? rows : cols);
+    // The buffer read column-major: the operand's transpose, or itself.
+    const std::uint64_t r = std::uint64_t(by_rows ? cols : rows);
+    const std::uint64_t cl = std::uint64_t(by_rows ? rows : cols);
     check_blas(cublasLtMatrixLayoutCreate(l, types->data, r, cl,
                                           std::max<std::int64_t>(ld, std::int64_t(r))),
                call("cublasLtMatrixLayoutCreate"));
   };
-  layout(&p->first, sb->transposed_buffer, k, n, sb->ld);
-  layout(&p->second, sa->transposed_buffer, m, k, sa->ld);
+  layout(&p->first, sb->by_rows, k, n, sb->ld);
+  layout(&p->second, sa->by_rows, m, k, sa->ld);
   layout(&p->out, true, m, n, sc->ld);
 
   const DeviceBlas& blas = device_blas(device);
+  p->handle = blas.handle;
+  p->workspace = blas.workspace->data;
   cublasLtMatmulPreference_t pref = nullptr;
   check_blas(cublasLtMatmulPreferenceCreate(&pref), call("cublasLtMatmulPreferenceCreate"));
   const std::uint64_t ws = kWorkspaceBytes;
@@ -184,15 +177,13 @@ std::shared_ptr<const GemmPlan> plan_gemm(int device, const Layout& a, const Lay
 }
 
 void run_gemm(const GemmPlan& p, const void* a, const void* b, void* c) {
-  const DeviceBlas& blas = device_blas(p.device);
   const float one32 = 1, zero32 = 0;
   const double one64 = 1, zero64 = 0;
   const void* one = p.f64_scale ? static_cast<const void*>(&one64) : &one32;
   const void* zero = p.f64_scale ? static_cast<const void*>(&zero64) : &zero32;
-  check_blas(
-      cublasLtMatmul(blas.handle, p.desc, one, b, p.first, a, p.second, zero, c, p.out, c, p.out,
-                     &p.algo, blas.workspace->data, kWorkspaceBytes, stream(p.device)),
-      "cublasLtMatmul(" + p.what + ")");
+  check_blas(cublasLtMatmul(p.handle, p.desc, one, b, p.first, a, p.second, zero, c, p.out, c,
+                            p.out, &p.algo, p.workspace, kWorkspaceBytes, stream(p.device)),
+             "cublasLtMatmul(" + p.what + ")");
 }
 
 }  // namespace nf::cuda
