@@ -99,7 +99,8 @@ std::string node_expr(const Node& n, const std::vector<std::string>& in, const s
       const bool wide = n.dtype == f64;
       const std::string fn =
           std::string("nf_rand_") + (normal ? "normal" : "uniform") + (wide ? "_f64" : "_f32");
-      return fn + "(seed" + param + ", stream" + param + ", (unsigned long long)" + index + ")";
+      return fn + "(rng" + param + ", seed" + param + ", stream" + param +
+             ", (unsigned long long)" + index + ")";
     }
     case OpKind::elementwise: {
       std::string e = std::string(device_function(n.op)) + "(";

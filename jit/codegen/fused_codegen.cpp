@@ -150,10 +150,14 @@ class Generator {
         out += sep + "const " + std::string(compute_ctype(n.dtype)) + " " + name;
       } else {
         out += sep + "const unsigned long long seed" + name + sep +
-               "const unsigned long long stream" + name;
+               "const unsigned long long stream" + name + sep + memo_type(n) + "& rng" + name;
       }
     }
     return out;
+  }
+  // The block of Philox values a thread drew last for a random op (nf_philox.h).
+  static std::string memo_type(const Node& n) {
+    return n.dtype == f64 ? "nf_rand_memo_f64" : "nf_rand_memo_f32";
   }
   std::string scalar_args() const {
     std::string out;
@@ -161,7 +165,7 @@ class Generator {
       if (op_kind(node(i).op) == OpKind::constant) {
         out += ", " + name;
       } else {
-        out += ", seed" + name + ", stream" + name;
+        out += ", seed" + name + ", stream" + name + ", rng" + name;
       }
     }
     return out;
@@ -233,6 +237,11 @@ class Generator {
     src += "  nf_wait_for_earlier_kernels();\n";
     src += "  const nf_idx stride = (nf_idx)gridDim.x * blockDim.x;\n";
     src += "  const nf_idx first = (nf_idx)blockIdx.x * blockDim.x + threadIdx.x;\n";
+    for (const auto& [i, name] : scalars_) {
+      if (op_kind(node(i).op) == OpKind::random) {
+        src += "  " + memo_type(node(i)) + " rng" + name + " = {~0ull};\n";
+      }
+    }
     if (vec_ > 1) src += vector_loop();
     src += element_loop(vec_ > 1 ? "n / " + std::to_string(vec_) + " * " + std::to_string(vec_) +
                                        " + first"

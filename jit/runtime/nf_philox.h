@@ -293,3 +293,80 @@ NF_HD double nf_rand_normal_f64(unsigned long long seed, unsigned long long stre
   double v = nf_box_muller_angle_f64(r.z, r.w);
   return nf_mul_rn(nf_sincospi_f64(v, (unsigned int)(i & 1)), s);
 }
+
+// ---- a thread's last block -----------------------------------------------------
+//
+// A kernel thread computes consecutive elements in its vector loop, and they
+// share Philox blocks: four f32 values or two f64 values a block. Drawing a
+// block once for all its elements, rather than once per element, is what
+// keeps a random fill at the copy rate (ten Philox rounds per element are
+// compute-bound). The memo holds the values of the block drawn last, computed
+// by the same expressions as the functions above, so the bits do not change.
+
+struct nf_rand_memo_f32 {
+  unsigned long long block;  // ~0: none yet (no element index reaches it)
+  float v0, v1, v2, v3;
+};
+
+struct nf_rand_memo_f64 {
+  unsigned long long block;
+  double v0, v1;
+};
+
+NF_HD float nf_memo_lane(const nf_rand_memo_f32& m, unsigned long long i) {
+  const unsigned int lane = (unsigned int)(i & 3);
+  return lane == 0 ? m.v0 : lane == 1 ? m.v1 : lane == 2 ? m.v2 : m.v3;
+}
+
+NF_HD float nf_rand_uniform_f32(nf_rand_memo_f32& m, unsigned long long seed,
+                                unsigned long long stream, unsigned long long i) {
+  if (m.block != i >> 2) {
+    m.block = i >> 2;
+    nf_u32x4 r = nf_philox_block(seed, stream, m.block);
+    m.v0 = nf_uniform_f32(r.x);
+    m.v1 = nf_uniform_f32(r.y);
+    m.v2 = nf_uniform_f32(r.z);
+    m.v3 = nf_uniform_f32(r.w);
+  }
+  return nf_memo_lane(m, i);
+}
+
+NF_HD float nf_rand_normal_f32(nf_rand_memo_f32& m, unsigned long long seed,
+                               unsigned long long stream, unsigned long long i) {
+  if (m.block != i >> 2) {
+    m.block = i >> 2;
+    nf_u32x4 r = nf_philox_block(seed, stream, m.block);
+    float s = nf_box_muller_radius_f32(r.x), t = nf_box_muller_angle_f32(r.y);
+    m.v0 = nf_mul_rn(nf_sincospi_f32(t, 0u), s);
+    m.v1 = nf_mul_rn(nf_sincospi_f32(t, 1u), s);
+    s = nf_box_muller_radius_f32(r.z);
+    t = nf_box_muller_angle_f32(r.w);
+    m.v2 = nf_mul_rn(nf_sincospi_f32(t, 0u), s);
+    m.v3 = nf_mul_rn(nf_sincospi_f32(t, 1u), s);
+  }
+  return nf_memo_lane(m, i);
+}
+
+NF_HD double nf_rand_uniform_f64(nf_rand_memo_f64& m, unsigned long long seed,
+                                 unsigned long long stream, unsigned long long i) {
+  if (m.block != i >> 1) {
+    m.block = i >> 1;
+    nf_u32x4 r = nf_philox_block(seed, stream, m.block);
+    m.v0 = nf_uniform_f64(r.x, r.y);
+    m.v1 = nf_uniform_f64(r.z, r.w);
+  }
+  return (i & 1) ? m.v1 : m.v0;
+}
+
+NF_HD double nf_rand_normal_f64(nf_rand_memo_f64& m, unsigned long long seed,
+                                unsigned long long stream, unsigned long long i) {
+  if (m.block != i >> 1) {
+    m.block = i >> 1;
+    nf_u32x4 r = nf_philox_block(seed, stream, m.block);
+    double s = nf_box_muller_radius_f64(r.x, r.y);
+    double v = nf_box_muller_angle_f64(r.z, r.w);
+    m.v0 = nf_mul_rn(nf_sincospi_f64(v, 0u), s);
+    m.v1 = nf_mul_rn(nf_sincospi_f64(v, 1u), s);
+  }
+  return (i & 1) ? m.v1 : m.v0;
+}
