@@ -18,6 +18,9 @@ namespace nf {
 // Functions marked (float) give a floating result for integer or bool input,
 // as numpy does: i32/i64 -> f64, u8/bool -> f16.
 
+// x's values, as numpy's copy: a statement that reads the result reads new
+// memory rather than x's (a product of a view BLAS cannot read is one).
+Expr copy(const Expr& x);
 Expr negative(const Expr& x);
 Expr abs(const Expr& x);
 Expr sign(const Expr& x);
@@ -46,6 +49,9 @@ Expr sigmoid(const Expr& x);   // (float) 1/(1+exp(-x))
 Expr logistic(const Expr& x);  // the same as sigmoid
 Expr relu(const Expr& x);      // max(x, 0)
 Expr gelu(const Expr& x);      // (float) x*Phi(x), the exact erf form
+// (float) 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3))), PyTorch's gelu(approximate="tanh"):
+// the form cuBLASLt's GELU epilogue computes, so gelu_tanh(dot(a, b) + bias) is one call.
+Expr gelu_tanh(const Expr& x);
 Expr softplus(const Expr& x);  // (float) log(1+exp(x)), computed stably
 Expr erf(const Expr& x);       // (float)
 Expr floor(const Expr& x);     // integers pass through unchanged
@@ -160,9 +166,28 @@ Expr broadcast_to(const Expr& x, Shape shape);
 
 // ---- products ----------------------------------------------------------------
 // dot: numpy's rules for 1-D and 2-D operands. matmul: also batched (..., M, K)
-// @ (..., K, N) with broadcast batch axes.
+// @ (..., K, N) with broadcast batch axes. On a GPU they run through cuBLASLt;
+// `dot(a, b) + bias`, `relu(dot(a, b) + bias)` and `gelu_tanh(dot(a, b) + bias)`
+// with a bias along the last axis run as that one call.
 
 Expr dot(const Expr& a, const Expr& b);
 Expr matmul(const Expr& a, const Expr& b);
+
+// How f32 products compute on a GPU. f32, the default, is numpy's answer: f32
+// multiplies and sums, within 4 sqrt(K) 2^-24 (|A| |B|)ij of the exact product.
+// The faster modes round each f32 operand on tensor cores and sum in f32:
+//   tf32: 10 mantissa bits, within 2^-9 (|A| |B|)ij (several times the f32 rate);
+//   bf16: 7 mantissa bits or tf32's 10, whichever cuBLASLt finds faster (as
+//         PyTorch's "medium"; an H200 runs tf32), within 2^-6 (|A| |B|)ij.
+// The setting belongs to the calling thread and is taken by the products it
+// builds after it (a product keeps the mode it was built with). f64, f16 and
+// bf16 products, and the CPU backend, always compute at full precision.
+enum class MatmulPrecision : std::uint8_t { f32, tf32, bf16 };
+inline constexpr MatmulPrecision tf32 = MatmulPrecision::tf32;
+
+void set_matmul_precision(MatmulPrecision p);
+// nf::f32 or nf::bf16, the modes named by a dtype; another dtype is a ValueError.
+void set_matmul_precision(DType t);
+MatmulPrecision matmul_precision();
 
 }  // namespace nf

@@ -68,6 +68,11 @@ NF_HD T nf_wrap_mul(T a, T b) {
 // ---- unary -------------------------------------------------------------------
 
 template <class T>
+NF_HD T nf_copy(T x) {
+  return x;
+}
+
+template <class T>
 NF_HD T nf_negative(T x) {
   return nf_wrap_sub((T)0, x);
 }
@@ -119,6 +124,9 @@ NF_FLOAT_FN(nf_tanh, tanhf(x), tanh(x))
 NF_FLOAT_FN(nf_sigmoid, nf_reciprocal_approx(1.0f + expf(-x)), 1.0 / (1.0 + exp(-x)))
 NF_FLOAT_FN(nf_gelu, 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)),
             0.5 * x * (1.0 + erf(x * 0.70710678118654752)))
+NF_FLOAT_FN(nf_gelu_tanh,
+            0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x))),
+            0.5 * x * (1.0 + tanh(0.79788456080286536 * (x + 0.044715 * x * x * x))))
 // log(1+exp(x)) without overflow for large x or cancellation for small.
 NF_FLOAT_FN(nf_softplus, fmaxf(x, 0.0f) + log1pf(expf(-fabsf(x))),
             fmax(x, 0.0) + log1p(exp(-fabs(x))))

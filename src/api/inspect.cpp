@@ -86,7 +86,11 @@ std::string Plan::to_string() const {
                        : step.kind == StepKind::reduction ? "reduction"
                                                           : "gemm";
     std::int64_t bytes = 0;
-    o << "step " << k << ": " << kind << " over " << nf::to_string(step.domain) << "\n  reads ";
+    o << "step " << k << ": " << kind;
+    if (step.bias) o << " + bias";
+    if (step.activation == Activation::relu) o << ", relu";
+    if (step.activation == Activation::gelu_tanh) o << ", gelu_tanh";
+    o << " over " << nf::to_string(step.domain) << "\n  reads ";
     for (int r : step.reads) {
       const Layout& l = *layouts[r];
       bytes += numel(l.shape) * std::int64_t(itemsize(l.dtype));

@@ -132,10 +132,10 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<Array>& outputs, int device) {
   PreparedStep out;
   if (step.kind == StepKind::gemm) {
-    const int i = step.nodes[0];
-    const ProgramInputs& ins = p.inputs[i];
-    out.gemm = plan_gemm(device, *layouts[ins[0]], *layouts[ins[1]],
-                         jit::write_layout(s, i, layouts, outputs));
+    const GemmOptions options{MatmulPrecision(p.nodes[step.nodes[0]]->ivalue), step.bias,
+                              step.activation};
+    out.gemm = plan_gemm(device, *layouts[step.reads[0]], *layouts[step.reads[1]],
+                         jit::write_layout(s, step.writes[0], layouts, outputs), options);
     return out;
   }
   if (step.kind == StepKind::reduction) {
@@ -304,8 +304,8 @@ class Runner {
 
   void launch(const Step& step, const PreparedStep& prepared) {
     if (prepared.gemm) {
-      const int i = step.nodes[0];
-      run_gemm(*prepared.gemm, ptr_[p_.inputs[i][0]], ptr_[p_.inputs[i][1]], write_pointer(i));
+      run_gemm(*prepared.gemm, ptr_[step.reads[0]], ptr_[step.reads[1]],
+               write_pointer(step.writes[0]), step.bias ? ptr_[step.reads[2]] : nullptr);
       return;
     }
     std::vector<void*> workspaces;

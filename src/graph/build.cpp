@@ -452,7 +452,24 @@ NodePtr make_broadcast(const NodePtr& x, const Shape& shape) {
   return finish(std::move(n));
 }
 
-NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
+namespace {
+
+// BLAS reads a matrix where it lies when one of its axes has a unit stride;
+// an array with neither (every other column) is copied first, by one kernel.
+NodePtr blas_readable(const NodePtr& x) {
+  if (x->op != OpId::leaf) return x;
+  const Array& a = *x->array;
+  const std::size_t nd = a.shape().size();
+  if (matrix_storage(a.shape()[nd - 2], a.shape()[nd - 1], a.strides()[nd - 2],
+                     a.strides()[nd - 1])) {
+    return x;
+  }
+  return make_elementwise(OpId::copy, {x});
+}
+
+}  // namespace
+
+NodePtr make_matmul(const NodePtr& a, const NodePtr& b, MatmulPrecision precision) {
   const Shape& sa = a->shape;
   const Shape& sb = b->shape;
   if (sa.size() < 2 || sb.size() < 2) {
@@ -466,13 +483,16 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b) {
   }
   Shape batch = broadcast_shapes(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2),
                                  "nf::matmul (batch axes)");
-  const NodePtr operands[] = {a, b};
+  const NodePtr operands[] = {blas_readable(a), blas_readable(b)};
   const Promoted p = promote(operands, OpId::matmul);
   Shape shape = batch;
   shape.push_back(sa[sa.size() - 2]);
   shape.push_back(sb.back());
-  auto n =
-      node(OpId::matmul, p.dtype, std::move(shape), {make_cast(a, p.dtype), make_cast(b, p.dtype)});
+  auto n = node(OpId::matmul, p.dtype, std::move(shape),
+                {make_cast(operands[0], p.dtype), make_cast(operands[1], p.dtype)});
+  // Only f32 products have modes: others keep the default, so that their
+  // structure does not depend on the thread's setting.
+  if (p.dtype == f32) n->ivalue = std::int64_t(precision);
   return finish(std::move(n));
 }
 

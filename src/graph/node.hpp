@@ -91,11 +91,11 @@ struct Node {
   NodeInputs inputs;
 
   // Attributes; which ones an op uses is said beside each.
-  double fvalue = 0;                   // constant (floating)
-  std::int64_t ivalue = 0;             // constant (integer, bool); iota axis; var/std ddof
-  std::vector<int> axes;               // reduction axes (sorted); permute order
-  std::uint64_t seed = 0;              // random
-  std::uint64_t stream = 0;            // random: which stream of the seed
+  double fvalue = 0;         // constant (floating)
+  std::int64_t ivalue = 0;   // constant (integer, bool); iota axis; var/std ddof; matmul precision
+  std::vector<int> axes;     // reduction axes (sorted); permute order
+  std::uint64_t seed = 0;    // random
+  std::uint64_t stream = 0;  // random: which stream of the seed
   std::shared_ptr<const Array> array;  // leaf: the view it reads
   // The device of the arrays below this node, if any: a statement runs there.
   std::optional<Device> device;

@@ -32,6 +32,13 @@ bool is_reduction(const Node& n) {
   return op_kind(n.op) == OpKind::reduction;
 }
 
+// A product and the nodes after it that cuBLASLt computes in its epilogue.
+struct Epilogue {
+  std::vector<int> nodes;  // the product, then the add of the bias, the activation
+  int bias = -1;           // the bias vector's node
+  Activation activation = Activation::none;
+};
+
 class Planner {
  public:
   Planner(const Program& p, const ScheduleOptions& o) : p_(p), o_(o) {
@@ -47,6 +54,7 @@ class Planner {
   }
 
   Schedule run() {
+    find_epilogues();
     decide_memory();
     group_reductions();
     limit_kernel_size();
@@ -78,14 +86,87 @@ class Planner {
     opaque_[i] = true;
   }
 
+  // Pass 0: the nodes after each product that cuBLASLt computes in its
+  // epilogue. Each must be the sole consumer of the one before and no root:
+  // nothing else may read the values the epilogue never writes.
+  void find_epilogues() {
+    const int n = int(p_.nodes.size());
+    epilogue_end_.assign(n, -1);
+    if (!o_.fuse) return;
+    std::vector<int> uses(n, 0), user(n, -1);
+    for (int i = 0; i < n; ++i) {
+      for (int in : inputs(i)) {
+        uses[in] += 1;
+        user[in] = i;
+      }
+    }
+    const auto sole_user = [&](int i) {
+      return uses[i] == 1 && plan_.root_of[i] < 0 ? user[i] : -1;
+    };
+    for (int g = 0; g < n; ++g) {
+      const DType t = node(g).dtype;
+      // cuBLASLt's epilogues come with its tensor-core products, not f64's.
+      if (op_kind(node(g).op) != OpKind::gemm || (t != f32 && t != f16 && t != bf16)) continue;
+      Epilogue e;
+      e.nodes.push_back(g);
+      int next = sole_user(g);
+      if (next >= 0 && node(next).op == OpId::add && node(next).dtype == t) {
+        const int other = inputs(next)[0] == g ? inputs(next)[1] : inputs(next)[0];
+        e.bias = bias_vector(other, node(g).shape);
+        if (e.bias >= 0) {
+          e.nodes.push_back(next);
+          next = sole_user(next);
+        }
+      }
+      if (next >= 0 && node(next).dtype == t &&
+          (node(next).op == OpId::relu || node(next).op == OpId::gelu_tanh)) {
+        e.activation = node(next).op == OpId::relu ? Activation::relu : Activation::gelu_tanh;
+        e.nodes.push_back(next);
+      }
+      if (e.nodes.size() == 1) continue;
+      epilogue_end_[e.nodes.back()] = int(epilogues_.size());
+      epilogues_.push_back(std::move(e));
+    }
+  }
+
+  // The vector that node x, added to a product of shape `out`, adds along
+  // the product's last axis (x itself, or what x broadcasts), if cuBLASLt can
+  // read it as a bias: contiguous, 16-byte aligned, of the product's dtype.
+  // -1 if x is no such vector.
+  int bias_vector(int x, const Shape& out) const {
+    int v = x;
+    if (node(x).op == OpId::broadcast) v = inputs(x)[0];
+    const Node& nv = node(v);
+    if (nv.dtype != node(x).dtype || nv.shape.empty() || nv.shape.back() != out.back()) return -1;
+    for (std::size_t d = 0; d + 1 < nv.shape.size(); ++d) {
+      if (nv.shape[d] != 1) return -1;
+    }
+    const OpKind k = op_kind(nv.op);
+    if (k == OpKind::leaf) {
+      const Array& a = *nv.array;
+      const bool unit = out.back() == 1 || a.strides().back() == 1;
+      if (!unit || a.offset() * std::int64_t(itemsize(a.dtype())) % 16 != 0) return -1;
+      return v;
+    }
+    // A computed vector is written to a new buffer; a view of one is not.
+    return k == OpKind::view ? -1 : v;
+  }
+
   // Pass 1: which values must exist in memory.
   void decide_memory() {
     const int n = int(p_.nodes.size());
     for (int r : p_.roots) mem_[r] = true;
+    std::vector<bool> has_epilogue(n, false);
+    for (const Epilogue& e : epilogues_) {
+      if (e.bias >= 0) mem_[e.bias] = true;
+      // What the epilogue writes is read from there, never recomputed.
+      keep_in_memory(e.nodes.back());
+      has_epilogue[e.nodes[0]] = true;
+    }
     for (int i = 0; i < n; ++i) {
       const Node& nd = node(i);
       const OpKind k = op_kind(nd.op);
-      if (k == OpKind::leaf || k == OpKind::gemm) mem_[i] = true;
+      if (k == OpKind::leaf || (k == OpKind::gemm && !has_epilogue[i])) mem_[i] = true;
       if (k == OpKind::gemm || nd.op == OpId::reshape || nd.op == OpId::permute) {
         for (int in : inputs(i)) mem_[in] = true;
         if (k == OpKind::view) mem_[i] = true;
@@ -205,6 +286,9 @@ class Planner {
         // A view of memory; a broadcast of a computed value (full's constant)
         // is computed by a kernel instead.
         plan_.home[i] = Schedule::Home::alias;
+      } else if (epilogue_end_[i] >= 0) {
+        plan_.home[i] = Schedule::Home::step;
+        steps_add(epilogue_step(epilogues_[epilogue_end_[i]]));
       } else if (k == OpKind::gemm) {
         plan_.home[i] = Schedule::Home::step;
         steps_add({StepKind::gemm, nd.shape, {i}, {inputs(i).begin(), inputs(i).end()}, {i}, {}});
@@ -220,6 +304,19 @@ class Planner {
         steps_add({StepKind::fused, node(r).shape, {}, {r}, {r}, {}});
       }
     }
+  }
+
+  // The gemm step of a product and its epilogue.
+  Step epilogue_step(const Epilogue& e) const {
+    const int g = e.nodes[0];
+    Step s{
+        StepKind::gemm, node(g).shape, e.nodes, {inputs(g)[0], inputs(g)[1]}, {e.nodes.back()}, {}};
+    if (e.bias >= 0) {
+      s.reads.push_back(e.bias);
+      s.bias = true;
+    }
+    s.activation = e.activation;
+    return s;
   }
 
   // The cone below node `out`: every node the kernel computing it computes
@@ -319,6 +416,8 @@ class Planner {
   const Program& p_;
   ScheduleOptions o_;
   Schedule plan_;
+  std::vector<Epilogue> epilogues_;
+  std::vector<int> epilogue_end_;  // per node: the epilogue it ends, or -1
   std::vector<bool> mem_;
   std::vector<bool> opaque_;  // in memory and read from there, root or not
   std::unordered_set<int> copied_;

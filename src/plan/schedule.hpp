@@ -15,8 +15,12 @@ enum class StepKind : std::uint8_t {
   fused,      // elementwise nodes over one domain, one kernel, one or more outputs
   reduction,  // reductions over the same axes of one domain with their elementwise
               // producers and the consumers that broadcast them back: one kernel
-  gemm,       // one matmul node reading both operands from memory
+  gemm,       // one matmul node reading both operands from memory, and its epilogue
 };
+
+// What cuBLASLt applies to a product before writing it: a bias along the last
+// axis, then an activation.
+enum class Activation : std::uint8_t { none, relu, gelu_tanh };
 
 struct Step {
   StepKind kind;
@@ -27,6 +31,10 @@ struct Step {
   std::vector<int> reads;   // nodes it reads from memory, in program order
   std::vector<int> writes;  // nodes it writes to memory
   std::vector<int> axes;    // reduction steps: the reduced axes of `domain`
+  // gemm steps: nodes are the product, then its epilogue's; reads are A, B
+  // and, with a bias, the bias vector.
+  bool bias = false;
+  Activation activation = Activation::none;
 };
 
 struct ScheduleOptions {

@@ -186,6 +186,7 @@ const std::map<std::string_view, ElemRef>& refs() {
   using nftest::sub_w;
   static const std::map<std::string_view, ElemRef> r = {
       // clang-format off
+      {"copy", {1, Rule::same, false, [](X x) { return x[0]; }, [](N x) { return x[0]; }, {full_sp}}},
       {"negative", {1, Rule::same, true, [](X x) { return -x[0]; }, [](N x) { return sub_w(0, x[0]); }, {full_sp}}},
       {"abs", {1, Rule::same, false, [](X x) { return std::fabs(x[0]); }, [](N x) { return x[0] < 0 ? sub_w(0, x[0]) : x[0]; }, {full_sp}}},
       {"sign", {1, Rule::same, true, [](X x) { return std::isnan(x[0]) ? kNaN : x[0] > 0 ? 1.0 : x[0] < 0 ? -1.0 : x[0]; },
@@ -214,6 +215,7 @@ const std::map<std::string_view, ElemRef>& refs() {
       {"sigmoid", {1, Rule::floating, false, [](X x) { return 1 / (1 + std::exp(-x[0])); }, nullptr, {smalld}}},
       {"relu", {1, Rule::same, true, [](X x) { return x[0] > 0 ? x[0] : 0.0; }, [](N x) { return std::max<I64>(x[0], 0); }, {full}}},
       {"gelu", {1, Rule::floating, false, [](X x) { return 0.5 * x[0] * std::erfc(-x[0] / std::sqrt(2.0)); }, nullptr, {smalld}}},
+      {"gelu_tanh", {1, Rule::floating, false, [](X x) { return 0.5 * x[0] * (1 + std::tanh(std::sqrt(2 / M_PI) * (x[0] + 0.044715 * x[0] * x[0] * x[0]))); }, nullptr, {smalld}}},
       {"softplus", {1, Rule::floating, false, [](X x) { return std::max(x[0], 0.0) + std::log1p(std::exp(-std::fabs(x[0]))); }, nullptr, {smalld}}},
       {"erf", {1, Rule::floating, false, [](X x) { return std::erf(x[0]); }, nullptr, {smalld}}},
       {"floor", {1, Rule::same, true, [](X x) { return std::floor(x[0]); }, [](N x) { return x[0]; }, {rounding}}},

@@ -7,18 +7,23 @@
 // enough that a wrong transform, a lane mix-up or a repeated block fails.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include <numfuse/numfuse.hpp>
 
+#include "../stats.hpp"
 #include "runtime/nf_philox.h"
 
 using nf::Array;
+using nf::test::ks_bound;
+using nf::test::ks_statistic;
+using nf::test::mean_of;
+using nf::test::normal_cdf;
+using nf::test::uniform_cdf;
+using nf::test::variance_of;
 
 namespace {
 
@@ -31,39 +36,6 @@ std::vector<double> values(const Array& a) {
   return std::vector<double>(f.begin(), f.end());
 }
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / double(v.size());
-}
-
-double variance_of(const std::vector<double>& v) {
-  const double m = mean_of(v);
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  return s / double(v.size() - 1);
-}
-
-// sup |F_n(x) - F(x)|. Ties are handled: within a run of equal values the
-// largest gap is taken at the run's ends.
-double ks_statistic(std::vector<double> v, const std::function<double(double)>& cdf) {
-  std::sort(v.begin(), v.end());
-  const double n = double(v.size());
-  double d = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const double f = cdf(v[i]);
-    d = std::max({d, double(i + 1) / n - f, f - double(i) / n});
-  }
-  return d;
-}
-
-double uniform_cdf(double x) {
-  return std::clamp(x, 0.0, 1.0);
-}
-double normal_cdf(double x) {
-  return 0.5 * std::erfc(-x / std::sqrt(2.0));
-}
-
 // Rounding to a storage type moves each value by at most half its spacing,
 // so the empirical CDF moves by at most that much in x; for U(0, 1] and the
 // standard normal (density <= 0.4) that bounds the change in D. The spacing
@@ -72,10 +44,6 @@ double normal_cdf(double x) {
 double rounding_slack(nf::DType t, bool normal) {
   const double half_spacing = t == nf::f16 ? 0x1p-12 : t == nf::bf16 ? 0x1p-9 : 0.0;
   return normal ? 0.4 * 8 * half_spacing : half_spacing;
-}
-
-double ks_bound(std::size_t n) {
-  return 1.63 / std::sqrt(double(n));
 }
 
 template <class T>

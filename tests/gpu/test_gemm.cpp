@@ -1,88 +1,23 @@
 // Matrix products on the GPU (cuBLASLt) against the CPU backend in f64, on
 // random data: row and column vectors, sizes that are not multiples of 8 or
 // 16, transposed and sliced views read where they lie, every dtype cuBLASLt
-// takes, and a product inside a larger statement.
-//
-// The error of an entry grows with the magnitudes summed into it: within
-// 4 sqrt(k) units of the accumulating type of (|A| |B|)ij, plus the final
-// rounding to the result's dtype (subnormal results included).
+// takes, and a product inside a larger statement. products.hpp says how
+// close a product must be.
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <sstream>
-#include <string>
 #include <vector>
 
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
-#include "api/plan_cache.hpp"
-#include "plan/program.hpp"
-#include "plan/schedule.hpp"
+#include "products.hpp"
 
-namespace {
-
-const nf::Device kCpu = nf::Device::cpu();
-const nf::Device kGpu{nf::Device::Kind::cuda, 0};
-
-// Uniform values in [-1, 1] of dtype t, drawn on the CPU.
-nf::Array host_uniform(const nf::Shape& shape, nf::DType t) {
-  nf::set_default_device(kCpu);
-  nf::Array a = nf::astype(2.0 * nf::rand(shape, nf::f64) - 1.0, t);
-  nf::set_default_device(kGpu);
-  return a;
-}
-
-double unit(nf::DType t) {
-  return t == nf::f64 ? 0x1p-53 : 0x1p-24;
-}
-
-double half_ulp(nf::DType t) {
-  return t == nf::f16 ? 0x1p-11 : t == nf::bf16 ? 0x1p-8 : t == nf::f32 ? 0x1p-24 : 0x1p-53;
-}
-
-// Half the spacing of subnormals: below the smallest normal number a result
-// is rounded to a step that no longer shrinks with it (f16: 2^-24).
-double half_subnormal_step(nf::DType t) {
-  return t == nf::f16 ? 0x1p-25 : t == nf::bf16 ? 0x1p-134 : t == nf::f32 ? 0x1p-150 : 0;
-}
-
-// `got` (on the GPU) against A.B in f64 on the CPU.
-void compare_product(const nf::Array& got, const nf::Array& a, const nf::Array& b) {
-  nf::set_default_device(kCpu);
-  const nf::Array a64 = a.astype(nf::f64), b64 = b.astype(nf::f64);
-  const std::vector<double> want = nf::Array(nf::matmul(a64, b64)).to_vector<double>();
-  const std::vector<double> scale =
-      nf::Array(nf::matmul(nf::abs(a64), nf::abs(b64))).to_vector<double>();
-  nf::set_default_device(kGpu);
-  REQUIRE(got.device() == kGpu);
-  const std::vector<double> g = got.to_vector<double>();
-  REQUIRE(g.size() == want.size());
-  const std::int64_t k = a.shape().back();
-  const double rtol = 4 * std::sqrt(double(k)) * unit(got.dtype());
-  std::size_t bad = 0;
-  std::ostringstream first;
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const double tol = rtol * scale[i] + half_ulp(got.dtype()) * std::abs(want[i]) +
-                       half_subnormal_step(got.dtype());
-    if (!(std::abs(g[i] - want[i]) <= tol) && bad++ < 3) {
-      first << "\n  element " << i << ": cpu " << want[i] << ", gpu " << g[i] << " (tolerance "
-            << tol << ")";
-    }
-  }
-  INFO(bad << " of " << g.size() << " elements differ" << first.str());
-  CHECK(bad == 0);
-}
-
-// Whether `y = expr` on the GPU runs there, rather than on host copies.
-bool runs_on_gpu(const nf::Expr& e) {
-  const nf::Array out = nf::empty(e.shape(), e.dtype());
-  const nf::Program p = nf::make_program({e.node()});
-  const std::vector<nf::Array> outs{out};
-  return nf::cuda_plan(p, outs, nf::default_schedule_options())->launches != nullptr;
-}
-
-}  // namespace
+using nf::test::compare_product;
+using nf::test::host_uniform;
+using nf::test::kCpu;
+using nf::test::kGpu;
+using nf::test::runs_on_gpu;
 
 TEST_CASE("products: cuBLASLt matches the CPU in f64 on every shape and view", "[gpu][gemm]") {
   struct Dims {
