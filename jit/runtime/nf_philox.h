@@ -300,8 +300,9 @@ NF_HD double nf_rand_normal_f64(unsigned long long seed, unsigned long long stre
 // share Philox blocks: four f32 values or two f64 values a block. Drawing a
 // block once for all its elements, rather than once per element, is what
 // keeps a random fill at the copy rate (ten Philox rounds per element are
-// compute-bound). The memo holds the values of the block drawn last, computed
-// by the same expressions as the functions above, so the bits do not change.
+// compute-bound). The memo holds the values of the block drawn last, made by
+// the same transforms as the functions above, so the bits do not change. The
+// CPU backend draws through the memo too.
 
 struct nf_rand_memo_f32 {
   unsigned long long block;  // ~0: none yet (no element index reaches it)
@@ -336,13 +337,11 @@ NF_HD float nf_rand_normal_f32(nf_rand_memo_f32& m, unsigned long long seed,
   if (m.block != i >> 2) {
     m.block = i >> 2;
     nf_u32x4 r = nf_philox_block(seed, stream, m.block);
-    float s = nf_box_muller_radius_f32(r.x), t = nf_box_muller_angle_f32(r.y);
-    m.v0 = nf_mul_rn(nf_sincospi_f32(t, 0u), s);
-    m.v1 = nf_mul_rn(nf_sincospi_f32(t, 1u), s);
-    s = nf_box_muller_radius_f32(r.z);
-    t = nf_box_muller_angle_f32(r.w);
-    m.v2 = nf_mul_rn(nf_sincospi_f32(t, 0u), s);
-    m.v3 = nf_mul_rn(nf_sincospi_f32(t, 1u), s);
+    const nf_f32x2 low = nf_box_muller_f32(r.x, r.y), high = nf_box_muller_f32(r.z, r.w);
+    m.v0 = low.x;
+    m.v1 = low.y;
+    m.v2 = high.x;
+    m.v3 = high.y;
   }
   return nf_memo_lane(m, i);
 }
@@ -363,10 +362,9 @@ NF_HD double nf_rand_normal_f64(nf_rand_memo_f64& m, unsigned long long seed,
   if (m.block != i >> 1) {
     m.block = i >> 1;
     nf_u32x4 r = nf_philox_block(seed, stream, m.block);
-    double s = nf_box_muller_radius_f64(r.x, r.y);
-    double v = nf_box_muller_angle_f64(r.z, r.w);
-    m.v0 = nf_mul_rn(nf_sincospi_f64(v, 0u), s);
-    m.v1 = nf_mul_rn(nf_sincospi_f64(v, 1u), s);
+    const nf_f64x2 n = nf_box_muller_f64(r.x, r.y, r.z, r.w);
+    m.v0 = n.x;
+    m.v1 = n.y;
   }
   return (i & 1) ? m.v1 : m.v0;
 }

@@ -14,15 +14,21 @@ Value random(OpId op, const Shape& shape, DType dtype, std::uint64_t seed, std::
   Value v = make_value(wide ? f64 : f32, shape);
   const std::int64_t n = numel(shape);
   const bool normal = op == OpId::rand_normal;
+  // Each Philox block is drawn once for the elements that share it, as in a
+  // GPU kernel's vector loop.
   if (wide) {
     nf_f64* p = v.data<nf_f64>();
+    nf_rand_memo_f64 m = {~0ull};
     for (std::int64_t i = 0; i < n; ++i) {
-      p[i] = normal ? nf_rand_normal_f64(seed, stream, i) : nf_rand_uniform_f64(seed, stream, i);
+      p[i] =
+          normal ? nf_rand_normal_f64(m, seed, stream, i) : nf_rand_uniform_f64(m, seed, stream, i);
     }
   } else {
     nf_f32* p = v.data<nf_f32>();
+    nf_rand_memo_f32 m = {~0ull};
     for (std::int64_t i = 0; i < n; ++i) {
-      p[i] = normal ? nf_rand_normal_f32(seed, stream, i) : nf_rand_uniform_f32(seed, stream, i);
+      p[i] =
+          normal ? nf_rand_normal_f32(m, seed, stream, i) : nf_rand_uniform_f32(m, seed, stream, i);
     }
   }
   return compute_type(dtype) == v.ctype ? v : cast(v, f64);

@@ -131,13 +131,13 @@ class Planner {
 
   // The vector that node x, added to a product of shape `out`, adds along
   // the product's last axis (x itself, or what x broadcasts), if cuBLASLt can
-  // read it as a bias: contiguous, 16-byte aligned, of the product's dtype.
-  // -1 if x is no such vector.
+  // read it as a bias: contiguous and 16-byte aligned (the add has cast it to
+  // its own dtype, the product's). -1 if x is no such vector.
   int bias_vector(int x, const Shape& out) const {
     int v = x;
     if (node(x).op == OpId::broadcast) v = inputs(x)[0];
     const Node& nv = node(v);
-    if (nv.dtype != node(x).dtype || nv.shape.empty() || nv.shape.back() != out.back()) return -1;
+    if (nv.shape.empty() || nv.shape.back() != out.back()) return -1;
     for (std::size_t d = 0; d + 1 < nv.shape.size(); ++d) {
       if (nv.shape[d] != 1) return -1;
     }
@@ -288,10 +288,10 @@ class Planner {
         plan_.home[i] = Schedule::Home::alias;
       } else if (epilogue_end_[i] >= 0) {
         plan_.home[i] = Schedule::Home::step;
-        steps_add(epilogue_step(epilogues_[epilogue_end_[i]]));
+        steps_add(gemm_step(epilogues_[epilogue_end_[i]]));
       } else if (k == OpKind::gemm) {
         plan_.home[i] = Schedule::Home::step;
-        steps_add({StepKind::gemm, nd.shape, {i}, {inputs(i).begin(), inputs(i).end()}, {i}, {}});
+        steps_add(gemm_step(Epilogue{{i}}));
       } else {
         plan_.home[i] = Schedule::Home::step;
         steps_add(cone_step(i));
@@ -306,8 +306,8 @@ class Planner {
     }
   }
 
-  // The gemm step of a product and its epilogue.
-  Step epilogue_step(const Epilogue& e) const {
+  // The gemm step of a product and its epilogue, if any.
+  Step gemm_step(const Epilogue& e) const {
     const int g = e.nodes[0];
     Step s{
         StepKind::gemm, node(g).shape, e.nodes, {inputs(g)[0], inputs(g)[1]}, {e.nodes.back()}, {}};
