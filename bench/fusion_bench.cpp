@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     const double compile_ms = ms_since(t0);
     nf::jit::DiskCache& disk = nf::jit::DiskCache::instance();
     const std::string key = nf::jit::image_key(source, arch);
-    disk.store(key, compiled);
+    disk.store(key, {compiled, source});
     t0 = std::chrono::steady_clock::now();
     const std::optional<nf::jit::KernelImage> image = disk.load(key);
     const double read_ms = ms_since(t0);

@@ -4,6 +4,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS numfuse EXPORT numfuseTargets)
+install(TARGETS numfuse_tool RUNTIME)
 install(DIRECTORY include/numfuse TYPE INCLUDE)
 
 set(NF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/numfuse)

@@ -34,9 +34,20 @@ Plan plan(const std::vector<Expr>& roots);
 // blank line).
 std::string kernel_source(const Expr& e);
 
-// The GPU architecture kernels are compiled for when no GPU decides it
-// ("sm_90" by default); inspection and cache warm-up use it.
+// The GPU architecture kernels are generated for where no GPU decides it:
+// inspection, and the kernel manifest the CPU backend records
+// (NF_KERNEL_MANIFEST). NF_TARGET_ARCH sets it at start, "sm_90" by default.
+// Throws ValueError for anything but sm_ and a number ("sm_80", "sm_90a").
 void set_target_arch(const std::string& arch);
 std::string target_arch();
+
+// What this process's kernel cache has done. After `numfuse warmup`, a
+// program whose kernels are all in the disk cache keeps nvrtc_compiles at 0.
+struct KernelCacheStats {
+  std::uint64_t nvrtc_compiles = 0;  // kernels NVRTC compiled, failures included
+  double nvrtc_ms = 0;               // the time those compilations took
+  std::uint64_t disk_loads = 0;      // kernel images read from the disk cache
+};
+KernelCacheStats kernel_cache_stats();
 
 }  // namespace nf

@@ -17,8 +17,9 @@ void put(std::vector<char>& out, std::uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
 
-void put_string(std::vector<char>& out, const std::string& text) {
-  put(out, text.size(), 2);
+// A string after its length in `length_bytes` bytes.
+void put_string(std::vector<char>& out, const std::string& text, int length_bytes = 2) {
+  put(out, text.size(), length_bytes);
   out.insert(out.end(), text.begin(), text.end());
 }
 
@@ -41,8 +42,8 @@ class Reader {
     return value;
   }
 
-  std::optional<std::string> string() {
-    const std::optional<std::uint64_t> size = uint(2);
+  std::optional<std::string> string(int length_bytes = 2) {
+    const std::optional<std::uint64_t> size = uint(length_bytes);
     if (!size || bytes_.size() - pos_ < *size) return std::nullopt;
     std::string text(bytes_.data() + pos_, *size);
     pos_ += *size;
@@ -59,7 +60,8 @@ class Reader {
 
 }  // namespace
 
-std::vector<char> encode_entry(const std::string& key, const KernelImage& image) {
+std::vector<char> encode_entry(const std::string& key, const StoredKernel& kernel) {
+  const KernelImage& image = kernel.image;
   std::vector<char> out(kMagic, kMagic + sizeof kMagic);
   put(out, kEntryFormatVersion, 4);
   put(out, image.cubin ? 1 : 0, 4);
@@ -67,13 +69,14 @@ std::vector<char> encode_entry(const std::string& key, const KernelImage& image)
   put(out, image.data.size(), 8);
   put_string(out, image.arch);
   put_string(out, key);
+  put_string(out, kernel.source, 4);
   out.insert(out.end(), image.data.begin(), image.data.end());
   const std::uint64_t sum = checksum(out);
   for (int i = 0; i < 8; ++i) out[kChecksumOffset + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
   return out;
 }
 
-std::optional<KernelImage> decode_entry(const std::string& key, const std::vector<char>& bytes) {
+std::optional<StoredKernel> decode_entry(const std::string& key, const std::vector<char>& bytes) {
   if (bytes.size() < kChecked || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     return std::nullopt;
   }
@@ -88,9 +91,12 @@ std::optional<KernelImage> decode_entry(const std::string& key, const std::vecto
   }
   std::optional<std::string> arch = reader.string();
   const std::optional<std::string> stored_key = reader.string();
-  if (!arch || stored_key != key || reader.left() != payload_size) return std::nullopt;
-  return KernelImage{std::move(*arch), flags == 1u,
-                     std::vector<char>(bytes.begin() + reader.pos(), bytes.end())};
+  std::optional<std::string> source = reader.string(4);
+  if (!arch || stored_key != key || !source || reader.left() != payload_size) return std::nullopt;
+  return StoredKernel{
+      KernelImage{std::move(*arch), flags == 1u,
+                  std::vector<char>(bytes.begin() + std::ptrdiff_t(reader.pos()), bytes.end())},
+      std::move(*source)};
 }
 
 }  // namespace nf::jit

@@ -9,6 +9,8 @@
 //       24     8  payload size
 //       32     2  arch length, then the arch ("sm_90", "compute_120")
 //              2  key length, then the key the entry was stored under
+//              4  source length, then the CUDA source the image was compiled
+//                 from, kept for `numfuse inspect` and `numfuse cache list`
 //                 payload
 //
 // Integers are little-endian. The checksum covers the header fields after it
@@ -24,12 +26,18 @@
 namespace nf::jit {
 
 // Part of every cache key too: a new format never meets files of an old one.
-inline constexpr unsigned kEntryFormatVersion = 1;
+inline constexpr unsigned kEntryFormatVersion = 2;
 
-std::vector<char> encode_entry(const std::string& key, const KernelImage& image);
+// What an entry holds: the image and the source it was compiled from.
+struct StoredKernel {
+  KernelImage image;
+  std::string source;
+};
 
-// The image in `bytes`, or nullopt unless they are exactly an entry of this
+std::vector<char> encode_entry(const std::string& key, const StoredKernel& kernel);
+
+// The kernel in `bytes`, or nullopt unless they are exactly an entry of this
 // format stored under `key`.
-std::optional<KernelImage> decode_entry(const std::string& key, const std::vector<char>& bytes);
+std::optional<StoredKernel> decode_entry(const std::string& key, const std::vector<char>& bytes);
 
 }  // namespace nf::jit

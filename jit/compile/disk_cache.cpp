@@ -25,6 +25,8 @@ constexpr std::size_t kKeyDigits = 32;
 constexpr std::string_view kEntryExtension = ".nfk";
 constexpr std::string_view kTempExtension = ".tmp";
 
+std::atomic<std::uint64_t> g_loads{0};
+
 void warn_disabled(const std::string& reason) {
   warn_once("disk-cache", "kernel disk cache off: " + reason +
                               "; kernels are compiled once per process (set NF_CACHE_DIR to a "
@@ -176,7 +178,7 @@ fs::path DiskCache::entry_path(const std::string& key) const {
   return dir_ / (key + std::string(kEntryExtension));
 }
 
-std::optional<KernelImage> DiskCache::read_entry(const std::string& key) const {
+std::optional<StoredKernel> DiskCache::read_entry(const std::string& key) const {
   const fs::path path = entry_path(key);
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return std::nullopt;
@@ -185,25 +187,33 @@ std::optional<KernelImage> DiskCache::read_entry(const std::string& key) const {
   std::vector<char> bytes(static_cast<std::size_t>(size));
   file.seekg(0);
   if (!file.read(bytes.data(), size)) return std::nullopt;
-  std::optional<KernelImage> image = decode_entry(key, bytes);
+  std::optional<StoredKernel> kernel = decode_entry(key, bytes);
   // Best effort: a writer may rename a good entry over this path meanwhile,
   // which then costs it one more compilation.
-  if (!image) {
+  if (!kernel) {
     std::error_code ignored;
     fs::remove(path, ignored);
   }
-  return image;
+  return kernel;
 }
 
 std::optional<KernelImage> DiskCache::load(const std::string& key) {
   if (!enabled()) return std::nullopt;
+  std::optional<StoredKernel> kernel = read_entry(key);
+  if (!kernel) return std::nullopt;
+  g_loads.fetch_add(1, std::memory_order_relaxed);
+  return std::move(kernel->image);
+}
+
+std::optional<StoredKernel> DiskCache::read(const std::string& key) const {
+  if (dir_.empty()) return std::nullopt;
   return read_entry(key);
 }
 
-void DiskCache::store(const std::string& key, const KernelImage& image) {
+void DiskCache::store(const std::string& key, const StoredKernel& kernel) {
   if (!enabled()) return;
   const fs::path path = entry_path(key);
-  const std::vector<char> bytes = encode_entry(key, image);
+  const std::vector<char> bytes = encode_entry(key, kernel);
 
   // O_EXCL makes the name ours alone even where another process has our pid
   // (containers sharing the directory): a taken name is skipped.
@@ -281,8 +291,12 @@ KernelImage obtain_image(const std::string& source, const std::string& arch, Dis
   const std::string key = image_key(source, arch);
   if (std::optional<KernelImage> image = cache.load(key)) return std::move(*image);
   KernelImage image = compile(source, arch);
-  cache.store(key, image);
+  cache.store(key, {image, source});
   return image;
+}
+
+std::uint64_t disk_cache_loads() {
+  return g_loads.load(std::memory_order_relaxed);
 }
 
 }  // namespace nf::jit

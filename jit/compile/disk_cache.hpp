@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/cache_entry.hpp"
 #include "compile/nvrtc_compiler.hpp"
 
 namespace nf::jit {
@@ -57,9 +58,11 @@ class DiskCache {
 
   // The image stored under `key`, or nullopt. A bad entry is removed.
   std::optional<KernelImage> load(const std::string& key);
+  // The same, with the source it was compiled from, for inspection.
+  std::optional<StoredKernel> read(const std::string& key) const;
   // Never throws for I/O trouble: the first failure warns and disables the
   // cache.
-  void store(const std::string& key, const KernelImage& image);
+  void store(const std::string& key, const StoredKernel& kernel);
 
   // For cache management: the entries, by key.
   struct Entry {
@@ -74,7 +77,7 @@ class DiskCache {
 
  private:
   std::filesystem::path entry_path(const std::string& key) const;
-  std::optional<KernelImage> read_entry(const std::string& key) const;
+  std::optional<StoredKernel> read_entry(const std::string& key) const;
   void disable(const std::string& reason);
 
   std::filesystem::path dir_;
@@ -86,5 +89,8 @@ class DiskCache {
 // The whole path of a kernel image: key, disk, else NVRTC and store.
 KernelImage obtain_image(const std::string& source, const std::string& arch,
                          DiskCache& cache = DiskCache::instance());
+
+// Images this process has read from a disk cache.
+std::uint64_t disk_cache_loads();
 
 }  // namespace nf::jit

@@ -179,8 +179,9 @@ std::vector<std::string> compile_options(const std::string& arch) {
   return options_for(resolve(arch));
 }
 
-KernelImage compile(const std::string& source, const std::string& arch) {
-  const Target target = resolve(arch);
+namespace {
+
+KernelImage compile_for(const std::string& source, const Target& target) {
   const std::vector<std::string> options = options_for(target);
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
@@ -203,6 +204,19 @@ KernelImage compile(const std::string& source, const std::string& arch) {
     throw CompileError(what, source, std::move(log));
   }
   return {target.name, target.cubin, output(program, target.cubin)};
+}
+
+}  // namespace
+
+KernelImage compile(const std::string& source, const std::string& arch) {
+  return compile_for(source, resolve(arch));
+}
+
+std::string compile_ptx(const std::string& source, const std::string& arch) {
+  const Target target = resolve(arch);
+  const std::string virtual_arch = target.cubin ? "compute_" + arch.substr(3) : target.name;
+  const KernelImage ptx = compile_for(source, {virtual_arch, false});
+  return std::string(ptx.data.data(), ptx.data.size() - (ptx.data.empty() ? 0 : 1));
 }
 
 CompileStats compile_stats() {

@@ -23,6 +23,11 @@ struct KernelImage {
 // device at all. Thread-safe.
 KernelImage compile(const std::string& source, const std::string& arch);
 
+// The PTX NVRTC makes of `source` for the virtual arch of `arch` (sm_90 ->
+// compute_90), as text: what `numfuse inspect --ptx` shows. Throws as
+// compile() does.
+std::string compile_ptx(const std::string& source, const std::string& arch);
+
 // "sm_90a", "sm_90" or "compute_90" -> 90.
 int arch_number(const std::string& arch);
 

@@ -4,7 +4,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "api/kernel_sources.hpp"
 #include "api/plan_cache.hpp"
+#include "compile/manifest.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "cpu/interpreter.hpp"
@@ -90,6 +92,19 @@ void run_on_cuda(const Program& p, std::span<const Array> outputs) {
   for (std::size_t r = 0; r < outputs.size(); ++r) execute(make_leaf(temps[r]), outputs[r]);
 }
 
+// The kernel manifest of a CPU run: the kernels run_on_cuda would load,
+// including its detour through new buffers and the copies back.
+void record_as_a_gpu_would(const Program& p, const Schedule& s, const std::vector<Array>& outputs) {
+  if (!writes_where_it_reads_elsewhere(p, s, outputs)) return record_kernels(p, s, outputs);
+  std::vector<Array> temps;
+  for (const Array& o : outputs) temps.push_back(planned_array(o.dtype(), o.shape()));
+  record_kernels(p, s, temps);
+  for (std::size_t r = 0; r < outputs.size(); ++r) {
+    const Program copy = make_program({make_leaf(temps[r])});
+    record_kernels(copy, make_schedule(copy, default_schedule_options()), {outputs[r]});
+  }
+}
+
 }  // namespace
 
 void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
@@ -101,8 +116,10 @@ void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
   if (outputs.empty()) return;
   const Program p = make_program(roots);
   if (on_cuda(outputs[0])) return run_on_cuda(p, outputs);
-  cpu::run(p, make_schedule(p, default_schedule_options()),
-           std::vector<Array>(outputs.begin(), outputs.end()));
+  const Schedule s = make_schedule(p, default_schedule_options());
+  std::vector<Array> outs(outputs.begin(), outputs.end());
+  if (jit::manifest_on()) record_as_a_gpu_would(p, s, outs);
+  cpu::run(p, s, outs);
 }
 
 void execute(const NodePtr& root, const Array& output) {

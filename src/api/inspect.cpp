@@ -1,12 +1,15 @@
 // Plans shown to users: the same schedule and code generation that running a
 // statement uses, stopped before compilation.
+#include <cctype>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
+#include "api/kernel_sources.hpp"
 #include "codegen/fused_spec.hpp"
-#include "codegen/reduce_codegen.hpp"
+#include "compile/disk_cache.hpp"
 #include "core/shape_util.hpp"
-#include "core/storage.hpp"
+#include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
 #include "plan/memory_layout.hpp"
 
@@ -22,7 +25,24 @@ struct Plan::Impl {
 namespace {
 
 std::mutex g_arch_mutex;
-std::string g_arch = "sm_90";
+std::string g_arch;  // empty until first use, then NF_TARGET_ARCH or "sm_90"
+
+// "sm_" and two or three digits, with an optional letter ("sm_90a").
+std::string checked_arch(const std::string& arch, const char* from) {
+  std::size_t digits = 0;
+  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) {
+    ++digits;
+  }
+  const std::size_t rest = arch.size() - 3 - digits;
+  const bool ok =
+      arch.rfind("sm_", 0) == 0 && (digits == 2 || digits == 3) &&
+      (rest == 0 || (rest == 1 && std::islower(static_cast<unsigned char>(arch.back()))));
+  if (!ok) {
+    throw ValueError(std::string(from) + " \"" + arch +
+                     "\" is not a GPU architecture: expected sm_ and its number, such as sm_90");
+  }
+  return arch;
+}
 
 std::string describe(int node, const Layout& l) {
   std::ostringstream o;
@@ -37,26 +57,13 @@ Plan plan(const std::vector<Expr>& roots) {
   std::vector<NodePtr> nodes;
   for (const Expr& e : roots) {
     nodes.push_back(e.node());
-    // Where the results would go; nothing is allocated.
-    impl->outputs.emplace_back(std::make_shared<Storage>(), e.dtype(), e.shape(),
-                               contiguous_strides(e.shape()), 0);
+    impl->outputs.push_back(planned_array(e.dtype(), e.shape()));
   }
   impl->program = make_program(nodes);
   impl->schedule = make_schedule(impl->program, default_schedule_options());
-  const auto layouts = memory_layouts(impl->program, impl->schedule, impl->outputs);
-  for (const Step& step : impl->schedule.steps) {
-    if (step.kind == StepKind::reduction) {
-      const jit::ReduceSpec spec =
-          jit::make_reduce_spec(impl->program, impl->schedule, step, layouts, impl->outputs,
-                                jit::reduce_limits_for(target_arch()));
-      for (jit::GeneratedKernel& k : jit::generate_reduce(spec)) {
-        impl->sources.push_back(std::move(k.source));
-      }
-    } else if (step.kind == StepKind::fused) {
-      const jit::FusedSpec spec =
-          jit::make_fused_spec(impl->program, impl->schedule, step, layouts, impl->outputs);
-      impl->sources.push_back(jit::generate_fused(spec).source);
-    }
+  for (jit::GeneratedKernel& k :
+       generate_kernels(impl->program, impl->schedule, impl->outputs, target_arch())) {
+    impl->sources.push_back(std::move(k.source));
   }
   return Plan(std::move(impl));
 }
@@ -116,12 +123,22 @@ std::string kernel_source(const Expr& e) {
 }
 
 void set_target_arch(const std::string& arch) {
+  const std::string checked = checked_arch(arch, "set_target_arch:");
   std::lock_guard<std::mutex> lock(g_arch_mutex);
-  g_arch = arch;
+  g_arch = checked;
+}
+
+KernelCacheStats kernel_cache_stats() {
+  const jit::CompileStats compiled = jit::compile_stats();
+  return {compiled.compiles, compiled.ms, jit::disk_cache_loads()};
 }
 
 std::string target_arch() {
   std::lock_guard<std::mutex> lock(g_arch_mutex);
+  if (g_arch.empty()) {
+    const char* env = std::getenv("NF_TARGET_ARCH");
+    g_arch = env && *env ? checked_arch(env, "NF_TARGET_ARCH") : "sm_90";
+  }
   return g_arch;
 }
 

@@ -18,14 +18,14 @@ Value random(OpId op, const Shape& shape, DType dtype, std::uint64_t seed, std::
   // GPU kernel's vector loop.
   if (wide) {
     nf_f64* p = v.data<nf_f64>();
-    nf_rand_memo_f64 m = {~0ull};
+    nf_rand_memo_f64 m = {~0ull, 0, 0};
     for (std::int64_t i = 0; i < n; ++i) {
       p[i] =
           normal ? nf_rand_normal_f64(m, seed, stream, i) : nf_rand_uniform_f64(m, seed, stream, i);
     }
   } else {
     nf_f32* p = v.data<nf_f32>();
-    nf_rand_memo_f32 m = {~0ull};
+    nf_rand_memo_f32 m = {~0ull, 0, 0, 0, 0};
     for (std::int64_t i = 0; i < n; ++i) {
       p[i] =
           normal ? nf_rand_normal_f32(m, seed, stream, i) : nf_rand_uniform_f32(m, seed, stream, i);

@@ -41,6 +41,25 @@ int device_count() {
   return count;
 }
 
+namespace {
+
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+}  // namespace
+
+std::string runtime_version() {
+  int v = 0;
+  return cudaRuntimeGetVersion(&v) == cudaSuccess ? version_text(v) : "unknown";
+}
+
+std::string driver_version() {
+  int v = 0;
+  if (cudaDriverGetVersion(&v) != cudaSuccess) cudaGetLastError();
+  return v > 0 ? version_text(v) : "none";
+}
+
 void check_device(int device) {
   if (device < 0 || device >= device_count()) {
     throw ValueError("cuda:" + std::to_string(device) + ": no such device (this machine has " +

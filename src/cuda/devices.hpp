@@ -13,6 +13,11 @@ namespace nf::cuda {
 // Asked once per process; later calls are a load.
 int device_count();
 
+// "major.minor" of the CUDA runtime numfuse is built with, and of the CUDA
+// version the driver supports ("none" where there is no driver).
+std::string runtime_version();
+std::string driver_version();
+
 struct DeviceInfo {
   std::string name;
   int cc_major = 0;

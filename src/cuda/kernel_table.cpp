@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "compile/disk_cache.hpp"
+#include "compile/manifest.hpp"
 #include "compile/nvrtc_compiler.hpp"
 #include "cuda/devices.hpp"
 
@@ -68,7 +69,9 @@ const LoadedKernel& find_or_load(int device, const std::string& signature, const
     try {
       const std::string source = make_source();
       dump(name, source);
-      const jit::KernelImage image = jit::obtain_image(source, device_info(device).arch());
+      const std::string arch = device_info(device).arch();
+      jit::record_kernel({name, arch, signature, source});
+      const jit::KernelImage image = jit::obtain_image(source, arch);
       LoadedKernel k = load_kernel(device, image.data.data(), image.data.size(), name.c_str());
       k.launch_early = jit::arch_number(image.arch) >= 90;
       promise.set_value(k);

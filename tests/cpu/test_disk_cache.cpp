@@ -23,6 +23,7 @@
 namespace fs = std::filesystem;
 using nf::jit::DiskCache;
 using nf::jit::KernelImage;
+using nf::jit::StoredKernel;
 
 namespace {
 
@@ -51,14 +52,20 @@ std::string key_of(int i) {
   return nf::jit::image_key("source " + std::to_string(i), "sm_80");
 }
 
-KernelImage image_of(int i, std::size_t size = 64) {
-  KernelImage image{"sm_80", true, {}};
-  for (std::size_t j = 0; j < size; ++j) image.data.push_back(static_cast<char>(i * 31 + j * 7));
-  return image;
+StoredKernel kernel_of(int i, std::size_t size = 64) {
+  StoredKernel kernel{{"sm_80", true, {}}, "// source " + std::to_string(i) + "\n"};
+  for (std::size_t j = 0; j < size; ++j) {
+    kernel.image.data.push_back(static_cast<char>(i * 31 + j * 7));
+  }
+  return kernel;
 }
 
 bool same(const std::optional<KernelImage>& a, const KernelImage& b) {
   return a && a->arch == b.arch && a->cubin == b.cubin && a->data == b.data;
+}
+
+bool same(const std::optional<KernelImage>& a, const StoredKernel& b) {
+  return same(a, b.image);
 }
 
 std::vector<char> read_bytes(const fs::path& path) {
@@ -97,9 +104,9 @@ TEST_CASE("the disk cache returns what it stored, cubin and PTX", "[jit]") {
   DiskCache cache(dir.path());
   REQUIRE(cache.enabled());
   CHECK(cache.disabled_reason().empty());
-  const KernelImage cubin = image_of(1);
-  const KernelImage ptx{"compute_120", false, {'.', 'v', 'e', 'r', '\0'}};
-  const KernelImage empty{"sm_90", true, {}};
+  const StoredKernel cubin = kernel_of(1);
+  const StoredKernel ptx{{"compute_120", false, {'.', 'v', 'e', 'r', '\0'}}, "// ptx\n"};
+  const StoredKernel empty{{"sm_90", true, {}}, ""};
   cache.store(key_of(1), cubin);
   cache.store(key_of(2), ptx);
   cache.store(key_of(3), empty);
@@ -107,6 +114,12 @@ TEST_CASE("the disk cache returns what it stored, cubin and PTX", "[jit]") {
   CHECK(same(cache.load(key_of(2)), ptx));
   CHECK(same(cache.load(key_of(3)), empty));
   CHECK_FALSE(cache.load(key_of(4)));
+  // The source comes back too, for inspection.
+  const std::optional<StoredKernel> read = cache.read(key_of(2));
+  REQUIRE(read);
+  CHECK(read->source == ptx.source);
+  CHECK(same(read->image, ptx));
+  CHECK_FALSE(cache.read(key_of(4)));
   // Another cache on the same directory (another process) sees them too.
   DiskCache other(dir.path());
   CHECK(same(other.load(key_of(1)), cubin));
@@ -127,12 +140,12 @@ TEST_CASE("a truncated entry is a miss and is removed", "[jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   const std::string key = key_of(1);
-  cache.store(key, image_of(1));
+  cache.store(key, kernel_of(1));
   const fs::path path = entry_file(cache, key);
   const std::uintmax_t size = fs::file_size(path);
   for (std::uintmax_t length : {std::uintmax_t{0}, std::uintmax_t{7}, std::uintmax_t{24},
                                 std::uintmax_t{40}, size / 2, size - 1}) {
-    cache.store(key, image_of(1));
+    cache.store(key, kernel_of(1));
     fs::resize_file(path, length);
     CHECK_FALSE(cache.load(key));
     CHECK_FALSE(fs::exists(path));
@@ -143,7 +156,7 @@ TEST_CASE("a changed byte anywhere in an entry makes it a miss", "[jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   const std::string key = key_of(1);
-  cache.store(key, image_of(1));
+  cache.store(key, kernel_of(1));
   const fs::path path = entry_file(cache, key);
   const std::vector<char> good = read_bytes(path);
   for (std::size_t i = 0; i < good.size(); ++i) {
@@ -154,7 +167,7 @@ TEST_CASE("a changed byte anywhere in an entry makes it a miss", "[jit]") {
     CHECK_FALSE(fs::exists(path));
   }
   write_bytes(path, good);
-  CHECK(same(cache.load(key), image_of(1)));
+  CHECK(same(cache.load(key), kernel_of(1)));
 }
 
 TEST_CASE("garbage and entries of another key are misses", "[jit]") {
@@ -164,17 +177,17 @@ TEST_CASE("garbage and entries of another key are misses", "[jit]") {
   CHECK_FALSE(cache.load(key_of(1)));
   CHECK_FALSE(fs::exists(entry_file(cache, key_of(1))));
 
-  cache.store(key_of(2), image_of(2));
+  cache.store(key_of(2), kernel_of(2));
   fs::copy_file(entry_file(cache, key_of(2)), entry_file(cache, key_of(3)));
   CHECK_FALSE(cache.load(key_of(3)));
-  CHECK(same(cache.load(key_of(2)), image_of(2)));
+  CHECK(same(cache.load(key_of(2)), kernel_of(2)));
 }
 
 TEST_CASE("verify removes and names bad entries; clear removes leftover temporaries", "[jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
-  cache.store(key_of(1), image_of(1));
-  cache.store(key_of(2), image_of(2));
+  cache.store(key_of(1), kernel_of(1));
+  cache.store(key_of(2), kernel_of(2));
   fs::resize_file(entry_file(cache, key_of(2)), 10);
   write_bytes(dir.path() / ("." + key_of(3) + ".123.0.tmp"), {'x'});
   write_bytes(dir.path() / "unrelated.txt", {'x'});
@@ -189,7 +202,7 @@ TEST_CASE("concurrent writers and readers never see a torn entry", "[jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   const std::string shared = key_of(0);
-  const KernelImage big = image_of(0, 1 << 16);
+  const StoredKernel big = kernel_of(0, 1 << 16);
   std::atomic<bool> stored{false};
   std::atomic<int> bad_reads{0};
   std::vector<std::thread> threads;
@@ -198,7 +211,7 @@ TEST_CASE("concurrent writers and readers never see a torn entry", "[jit]") {
       for (int n = 0; n < 20; ++n) {
         cache.store(shared, big);
         stored = true;
-        cache.store(key_of(100 * (t + 1) + n), image_of(t));
+        cache.store(key_of(100 * (t + 1) + n), kernel_of(t));
       }
     });
   }
@@ -228,8 +241,8 @@ TEST_CASE("concurrent writer processes leave only whole entries", "[jit]") {
     if (pid == 0) {
       DiskCache cache(dir.path());
       for (int n = 0; n < 20; ++n) {
-        cache.store(key_of(0), image_of(0, 1 << 16));
-        cache.store(key_of(100 * (p + 1) + n), image_of(p));
+        cache.store(key_of(0), kernel_of(0, 1 << 16));
+        cache.store(key_of(100 * (p + 1) + n), kernel_of(p));
       }
       ::_exit(cache.enabled() ? 0 : 1);
     }
@@ -243,7 +256,7 @@ TEST_CASE("concurrent writer processes leave only whole entries", "[jit]") {
   DiskCache cache(dir.path());
   CHECK(cache.entries().size() == 1 + 4 * 20);
   CHECK(cache.verify().empty());
-  CHECK(same(cache.load(key_of(0)), image_of(0, 1 << 16)));
+  CHECK(same(cache.load(key_of(0)), kernel_of(0, 1 << 16)));
   CHECK(temp_files(dir.path()) == 0);
 }
 
@@ -256,7 +269,7 @@ TEST_CASE("an unusable cache directory turns the disk cache off without throwing
     DiskCache cache(file / "cache");
     CHECK_FALSE(cache.enabled());
     CHECK(cache.disabled_reason().find((file / "cache").string()) != std::string::npos);
-    CHECK_NOTHROW(cache.store(key_of(1), image_of(1)));
+    CHECK_NOTHROW(cache.store(key_of(1), kernel_of(1)));
     CHECK_FALSE(cache.load(key_of(1)));
   }
   SECTION("a file where the directory should be") {
@@ -271,12 +284,12 @@ TEST_CASE("an unusable cache directory turns the disk cache off without throwing
                                    fs::perms::group_read | fs::perms::group_exec |
                                    fs::perms::others_read | fs::perms::others_exec);
     DiskCache cache(read_only);
-    CHECK_NOTHROW(cache.store(key_of(1), image_of(1)));
+    CHECK_NOTHROW(cache.store(key_of(1), kernel_of(1)));
     if (::geteuid() != 0) {
       CHECK_FALSE(cache.enabled());
       CHECK_FALSE(cache.disabled_reason().empty());
     }
-    CHECK(cache.enabled() == same(cache.load(key_of(1)), image_of(1)));
+    CHECK(cache.enabled() == same(cache.load(key_of(1)), kernel_of(1)));
   }
   SECTION("a directory that breaks after the cache started") {
     const fs::path broken = dir.path() / "broken";
@@ -284,10 +297,10 @@ TEST_CASE("an unusable cache directory turns the disk cache off without throwing
     REQUIRE(cache.enabled());
     fs::remove(broken);
     write_bytes(broken, {'x'});
-    CHECK_NOTHROW(cache.store(key_of(1), image_of(1)));
+    CHECK_NOTHROW(cache.store(key_of(1), kernel_of(1)));
     CHECK_FALSE(cache.enabled());
     CHECK(cache.disabled_reason().find(broken.string()) != std::string::npos);
-    CHECK_NOTHROW(cache.store(key_of(2), image_of(2)));
+    CHECK_NOTHROW(cache.store(key_of(2), kernel_of(2)));
   }
 }
 
@@ -295,7 +308,7 @@ TEST_CASE("a cache with no directory is off and quiet", "[jit]") {
   DiskCache cache{fs::path()};
   CHECK_FALSE(cache.enabled());
   CHECK(cache.disabled_reason().empty());
-  cache.store(key_of(1), image_of(1));
+  cache.store(key_of(1), kernel_of(1));
   CHECK_FALSE(cache.load(key_of(1)));
   CHECK(cache.entries().empty());
 }
@@ -335,6 +348,12 @@ TEST_CASE("a warm disk cache compiles nothing", "[jit]") {
   const KernelImage compiled = nf::jit::obtain_image(source, "sm_80", cold);
   CHECK(nf::jit::compile_stats().compiles == before + 1);
   DiskCache warm(dir.path());  // as a fresh process would open it
+  const std::uint64_t loads = nf::jit::disk_cache_loads();
   CHECK(same(nf::jit::obtain_image(source, "sm_80", warm), compiled));
   CHECK(nf::jit::compile_stats().compiles == before + 1);
+  CHECK(nf::jit::disk_cache_loads() == loads + 1);
+  // The entry keeps the source it was compiled from.
+  const std::optional<StoredKernel> stored = warm.read(nf::jit::image_key(source, "sm_80"));
+  REQUIRE(stored);
+  CHECK(stored->source == source);
 }

@@ -38,6 +38,9 @@ set(build ${NF_WORK_DIR}/build)
 file(REMOVE_RECURSE ${NF_WORK_DIR})
 
 nf_run(${CMAKE_COMMAND} --install ${NF_BUILD_DIR} --prefix ${prefix} --config ${NF_CONFIG})
+# The tool installs beside the library and finds it there.
+nf_run(${prefix}/bin/numfuse --version)
+nf_run(${prefix}/bin/numfuse info)
 nf_run(${CMAKE_COMMAND} -S ${CMAKE_CURRENT_LIST_DIR} -B ${build} -G ${NF_GENERATOR}
        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=${NF_CONFIG}
        -DCMAKE_CXX_COMPILER=${NF_CXX_COMPILER} "-DCMAKE_CXX_FLAGS=${NF_CXX_FLAGS}"

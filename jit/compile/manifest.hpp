@@ -1,0 +1,61 @@
+// The kernel manifest: with NF_KERNEL_MANIFEST=path, a process appends every
+// kernel it plans to `path`, so that `numfuse warmup` can compile them into
+// the disk cache ahead of time, on a machine without a GPU if need be. On a
+// GPU the kernels are those the device's arch needs; on the CPU backend they
+// are generated for nf::target_arch() (NF_TARGET_ARCH), as a GPU of that arch
+// would plan them.
+//
+// The file is text, one record per kernel, readable and easy to diff:
+//
+//   numfuse-kernel 1
+//   name: fused_3f2a9c0d11e4b6a7
+//   arch: sm_90
+//   signature: <the kernel's structural signature, one line>
+//   source-xxh64: <16 hex digits of XXH3-64 of the source>
+//   source-bytes: <N>
+//   <N bytes of CUDA source>
+//   <an empty line>
+//
+// Each record is one append under an exclusive lock, so several processes
+// may record into one manifest.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace nf::jit {
+
+struct ManifestEntry {
+  std::string name;       // the kernel's name, fused_... or reduce_...
+  std::string arch;       // the arch the source was generated for: "sm_90"
+  std::string signature;  // what the in-memory kernel table keys it by
+  std::string source;
+  // Read back: whether the source matches the hash recorded with it.
+  bool intact = true;
+};
+
+// NF_KERNEL_MANIFEST, read once; empty when unset.
+const std::filesystem::path& manifest_path();
+inline bool manifest_on() {
+  return !manifest_path().empty();
+}
+
+// Appends `entry` to manifest_path() unless this process already recorded
+// the same source for the same arch. Never throws for I/O trouble: the first
+// failure warns and stops recording.
+void record_kernel(const ManifestEntry& entry);
+
+// Appends one record to `path`. Throws nf::Error naming the file when it
+// cannot be written.
+void append_manifest(const std::filesystem::path& path, const ManifestEntry& entry);
+
+// 16 hex digits of XXH3-64 over `source`.
+std::string source_hash(const std::string& source);
+
+// Every record of the manifest at `path`, in order; a record whose source
+// does not match its hash comes back with intact == false. Throws
+// nf::ValueError naming the file and line where it is not a manifest.
+std::vector<ManifestEntry> read_manifest(const std::filesystem::path& path);
+
+}  // namespace nf::jit

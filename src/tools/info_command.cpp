@@ -1,0 +1,85 @@
+// numfuse info: what this machine gives numfuse, and where its kernels go.
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+
+#include "compile/disk_cache.hpp"
+#include "compile/manifest.hpp"
+#include "compile/nvrtc_compiler.hpp"
+#include "cuda/devices.hpp"
+#include "numfuse/jit.hpp"
+#include "tools/cache_access.hpp"
+#include "tools/commands.hpp"
+
+namespace nf::tools {
+namespace {
+
+// The arch kernels are compiled for here: the first GPU's, else the target.
+std::string arch_here() {
+  return cuda::device_count() > 0 ? cuda::device_info(0).arch() : target_arch();
+}
+
+void print_cache() {
+  const std::filesystem::path dir = jit::cache_dir_from(jit::CacheEnvironment::current());
+  if (dir.empty()) {
+    std::printf("kernel cache:    off (NF_CACHE)\n");
+    return;
+  }
+  if (!std::filesystem::is_directory(dir)) {
+    std::printf("kernel cache:    %s (not created yet)\n", dir.c_str());
+    return;
+  }
+  const std::vector<jit::DiskCache::Entry> entries = jit::DiskCache(dir).entries();
+  const std::uintmax_t bytes = std::accumulate(
+      entries.begin(), entries.end(), std::uintmax_t{0},
+      [](std::uintmax_t sum, const jit::DiskCache::Entry& e) { return sum + e.bytes; });
+  std::printf("kernel cache:    %s, %zu entries, %s\n", dir.c_str(), entries.size(),
+              human_bytes(bytes).c_str());
+}
+
+int run(const CommandLine& line) {
+  if (line.has("--arch")) {
+    std::printf("%s\n", arch_here().c_str());
+    return 0;
+  }
+  const std::vector<int> archs = jit::nvrtc_supported_archs();
+  std::printf("numfuse %s\n", NF_VERSION);
+  std::printf("CUDA:            runtime %s, driver %s\n", cuda::runtime_version().c_str(),
+              cuda::driver_version().c_str());
+  std::printf("NVRTC:           %s, cubins for sm_%d to sm_%d\n", jit::nvrtc_version().c_str(),
+              archs.front(), archs.back());
+  std::printf("devices:         %d\n", cuda::device_count());
+  for (int d = 0; d < cuda::device_count(); ++d) {
+    const cuda::DeviceInfo& info = cuda::device_info(d);
+    std::printf("  cuda:%d  %s, %s, %d SMs, %s\n", d, info.name.c_str(), info.arch().c_str(),
+                info.sm_count, human_bytes(info.total_bytes).c_str());
+  }
+  std::printf("target arch:     %s (%s)\n", arch_here().c_str(),
+              cuda::device_count() > 0 ? "cuda:0" : "no GPU: NF_TARGET_ARCH, else sm_90");
+  print_cache();
+  const std::filesystem::path& manifest = jit::manifest_path();
+  std::printf("kernel manifest: %s\n",
+              manifest.empty() ? "not recording (set NF_KERNEL_MANIFEST=path)" : manifest.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command info_command() {
+  return {
+      "info",
+      "devices, CUDA/NVRTC versions, target arch, kernel cache",
+      "usage: numfuse info [--arch]\n"
+      "\n"
+      "Prints the devices numfuse sees, the CUDA runtime, driver and NVRTC\n"
+      "versions, the arch kernels are compiled for here (the first GPU's, else\n"
+      "NF_TARGET_ARCH, else sm_90), the kernel cache directory with its entries\n"
+      "and size, and where the kernel manifest is recorded.\n"
+      "\n"
+      "  --arch   print only the arch, e.g. for `numfuse warmup --arch $(numfuse info --arch)`\n",
+      {},
+      {"--arch"},
+      run};
+}
+
+}  // namespace nf::tools
