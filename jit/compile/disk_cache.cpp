@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "compile/cache_entry.hpp"
+#include "compile/file_writes.hpp"
 #include "compile/warning.hpp"
 #include "numfuse/errors.hpp"
 
@@ -41,24 +42,6 @@ bool valid_key(std::string_view key) {
 
 std::string error_text(int error) {
   return std::generic_category().message(error);
-}
-
-// Writes all of `bytes` and closes `fd`; returns 0 or the errno of the first
-// failure.
-int write_and_close(int fd, const std::vector<char>& bytes) {
-  std::size_t done = 0;
-  int error = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = n < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::close(fd) != 0 && error == 0) error = errno;
-  return error;
 }
 
 // Feeds each field with its length first, so that no two different field
@@ -229,7 +212,7 @@ void DiskCache::store(const std::string& key, const StoredKernel& kernel) {
   if (fd < 0) return disable("cannot create a file in " + dir_.string() + ": " + error_text(errno));
 
   // No fsync: after a crash a short or empty entry fails its check on load.
-  if (const int error = write_and_close(fd, bytes)) {
+  if (const int error = write_all_and_close(fd, bytes.data(), bytes.size())) {
     ::unlink(temp.c_str());
     return disable("cannot write " + temp.string() + ": " + error_text(error));
   }

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "compile/file_writes.hpp"
 #include "compile/warning.hpp"
 #include "numfuse/errors.hpp"
 
@@ -129,21 +130,9 @@ void append_manifest(const fs::path& path, const ManifestEntry& entry) {
   };
   if (fd < 0) fail(errno);
   // The lock keeps records of processes sharing the file whole even where
-  // one write could be split (NFS, a full pipe).
+  // one write could be split (NFS, a full pipe); closing the file releases it.
   ::flock(fd, LOCK_EX);
-  std::size_t done = 0;
-  int error = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = n < 0 ? errno : EIO;
-      break;
-    }
-    done += std::size_t(n);
-  }
-  ::flock(fd, LOCK_UN);
-  if (::close(fd) != 0 && error == 0) error = errno;
+  const int error = write_all_and_close(fd, text.data(), text.size());
   if (error) fail(error);
 }
 
