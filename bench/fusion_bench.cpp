@@ -300,14 +300,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A generated kernel's name, from the comment above its code
-// ("// numfuse fused kernel nf_fused_...", "// numfuse reduction kernel ...").
-std::string kernel_name(const std::string& source) {
-  const std::string mark = " kernel nf_";
-  const std::size_t at = source.find(mark) + mark.size() - 3;
-  return source.substr(at, source.find_first_of(" \n", at) - at);
-}
-
 // A directory of its own under the system's temporary directory, removed
 // with everything in it at the end.
 class TempDir {
@@ -359,8 +351,8 @@ void time_first_use(Json& j, const std::string& source, const std::string& arch,
   }
 
   t0 = std::chrono::steady_clock::now();
-  const nf::cuda::LoadedKernel loaded =
-      nf::cuda::load_kernel(0, image.data.data(), image.data.size(), kernel_name(source).c_str());
+  const nf::cuda::LoadedKernel loaded = nf::cuda::load_kernel(
+      0, image.data.data(), image.data.size(), nf::jit::kernel_name_of(source).c_str());
   j.num("load_ms", ms_since(t0), 3);
   nf::cuda::unload_kernel(loaded);
 }
@@ -371,7 +363,7 @@ void first_use(Report& report, const PlannedKernels& k, const std::string& arch,
   for (std::size_t i = 0; i < k.sources.size(); ++i) {
     Json j;
     j.str("work", k.work + "-first-use").str("shape", k.shape).str("fw", "numfuse");
-    j.num("kernel", static_cast<long long>(i)).str("name", kernel_name(k.sources[i]));
+    j.num("kernel", static_cast<long long>(i)).str("name", nf::jit::kernel_name_of(k.sources[i]));
     try {
       time_first_use(j, k.sources[i], arch, cache);
     } catch (const std::exception& e) {

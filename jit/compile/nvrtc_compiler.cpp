@@ -84,28 +84,6 @@ std::vector<std::string> options_for(const Target& target) {
   return {"-std=c++17", "--gpu-architecture=" + target.name, "-default-device", "--fmad=true"};
 }
 
-// The name of the first __global__ function, for messages and the log: the
-// identifier before the first parenthesis that is not __launch_bounds__'s.
-std::string kernel_name(const std::string& source) {
-  const std::size_t global = source.find("__global__");
-  std::size_t from = global;
-  while (from != std::string::npos) {
-    const std::size_t paren = source.find('(', from);
-    if (paren == std::string::npos) break;
-    std::size_t end = paren;
-    while (end > global && std::isspace(static_cast<unsigned char>(source[end - 1]))) --end;
-    std::size_t begin = end;
-    while (begin > global && (std::isalnum(static_cast<unsigned char>(source[begin - 1])) ||
-                              source[begin - 1] == '_')) {
-      --begin;
-    }
-    const std::string name = source.substr(begin, end - begin);
-    if (name != "__launch_bounds__") return name.empty() ? "kernel" : name;
-    from = source.find(')', paren);
-  }
-  return "kernel";
-}
-
 // NVRTC logs carry warnings and notes too; the first error says most.
 std::string first_error(const std::string& log) {
   std::size_t begin = 0;
@@ -138,6 +116,37 @@ std::vector<char> output(const Program& program, bool cubin) {
 }
 
 }  // namespace
+
+// The identifier before the first parenthesis that is not __launch_bounds__'s.
+std::string kernel_name_of(const std::string& source) {
+  const std::size_t global = source.find("__global__");
+  std::size_t from = global;
+  while (from != std::string::npos) {
+    const std::size_t paren = source.find('(', from);
+    if (paren == std::string::npos) break;
+    std::size_t end = paren;
+    while (end > global && std::isspace(static_cast<unsigned char>(source[end - 1]))) --end;
+    std::size_t begin = end;
+    while (begin > global && (std::isalnum(static_cast<unsigned char>(source[begin - 1])) ||
+                              source[begin - 1] == '_')) {
+      --begin;
+    }
+    const std::string name = source.substr(begin, end - begin);
+    if (name != "__launch_bounds__") return name.empty() ? "kernel" : name;
+    from = source.find(')', paren);
+  }
+  return "kernel";
+}
+
+bool is_device_arch(const std::string& arch) {
+  std::size_t digits = 0;
+  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) {
+    ++digits;
+  }
+  const std::size_t rest = arch.size() - 3 - digits;
+  return arch.rfind("sm_", 0) == 0 && (digits == 2 || digits == 3) &&
+         (rest == 0 || (rest == 1 && std::islower(static_cast<unsigned char>(arch.back()))));
+}
 
 std::string nvrtc_version() {
   static const std::string version = [] {
@@ -185,7 +194,7 @@ KernelImage compile_for(const std::string& source, const Target& target) {
   const std::vector<std::string> options = options_for(target);
   std::vector<const char*> option_ptrs;
   for (const std::string& option : options) option_ptrs.push_back(option.c_str());
-  const std::string name = kernel_name(source);
+  const std::string name = kernel_name_of(source);
 
   const auto start = std::chrono::steady_clock::now();
   Program program(source, name + ".cu");

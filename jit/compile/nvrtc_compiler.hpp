@@ -28,6 +28,14 @@ KernelImage compile(const std::string& source, const std::string& arch);
 // compile() does.
 std::string compile_ptx(const std::string& source, const std::string& arch);
 
+// Whether `arch` names a real GPU architecture as users write it: "sm_",
+// two or three digits, and at most one lower-case letter ("sm_80", "sm_90a").
+bool is_device_arch(const std::string& arch);
+
+// The name of the first __global__ function in `source` ("nf_fused_..."),
+// or "kernel" where there is none.
+std::string kernel_name_of(const std::string& source);
+
 // "sm_90a", "sm_90" or "compute_90" -> 90.
 int arch_number(const std::string& arch);
 

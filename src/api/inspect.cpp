@@ -1,6 +1,5 @@
 // Plans shown to users: the same schedule and code generation that running a
 // statement uses, stopped before compilation.
-#include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -8,6 +7,7 @@
 #include "api/kernel_sources.hpp"
 #include "codegen/fused_spec.hpp"
 #include "compile/disk_cache.hpp"
+#include "compile/nvrtc_compiler.hpp"
 #include "core/shape_util.hpp"
 #include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
@@ -27,17 +27,8 @@ namespace {
 std::mutex g_arch_mutex;
 std::string g_arch;  // empty until first use, then NF_TARGET_ARCH or "sm_90"
 
-// "sm_" and two or three digits, with an optional letter ("sm_90a").
 std::string checked_arch(const std::string& arch, const char* from) {
-  std::size_t digits = 0;
-  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) {
-    ++digits;
-  }
-  const std::size_t rest = arch.size() - 3 - digits;
-  const bool ok =
-      arch.rfind("sm_", 0) == 0 && (digits == 2 || digits == 3) &&
-      (rest == 0 || (rest == 1 && std::islower(static_cast<unsigned char>(arch.back()))));
-  if (!ok) {
+  if (!jit::is_device_arch(arch)) {
     throw ValueError(std::string(from) + " \"" + arch +
                      "\" is not a GPU architecture: expected sm_ and its number, such as sm_90");
   }

@@ -18,16 +18,6 @@ std::filesystem::path cache_dir(const CommandLine& line) {
   return dir;
 }
 
-std::string kernel_name_in(const std::string& source) {
-  for (const char* mark : {"// numfuse fused kernel ", "// numfuse reduction kernel "}) {
-    const std::size_t at = source.find(mark);
-    if (at == std::string::npos) continue;
-    const std::size_t begin = at + std::char_traits<char>::length(mark);
-    return source.substr(begin, source.find('\n', begin) - begin);
-  }
-  return "-";
-}
-
 std::string human_bytes(std::uintmax_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = double(bytes);

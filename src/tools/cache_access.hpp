@@ -1,5 +1,5 @@
 // What the subcommands share about the kernel cache: which directory they
-// work on, and how they name its entries and sizes.
+// work on, and how they print sizes.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +14,6 @@ namespace nf::tools {
 // else $XDG_CACHE_HOME/numfuse, else ~/.cache/numfuse). Throws nf::Error when
 // NF_CACHE turns the cache off and no --cache-dir is given.
 std::filesystem::path cache_dir(const CommandLine& line);
-
-// The kernel's name in a source numfuse generated ("fused_3f2a..."), from
-// the comment that opens the kernel; "-" for other sources.
-std::string kernel_name_in(const std::string& source);
 
 // "1.2 MiB"
 std::string human_bytes(std::uintmax_t bytes);

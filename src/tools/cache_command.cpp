@@ -4,6 +4,7 @@
 #include <map>
 
 #include "compile/disk_cache.hpp"
+#include "compile/nvrtc_compiler.hpp"
 #include "tools/cache_access.hpp"
 #include "tools/commands.hpp"
 
@@ -20,7 +21,8 @@ int list(const CommandLine& line) {
       continue;
     }
     std::printf("%-32s  %-11s  %-5s  %10ju  %s\n", entry.key.c_str(), k->image.arch.c_str(),
-                k->image.cubin ? "cubin" : "PTX", entry.bytes, kernel_name_in(k->source).c_str());
+                k->image.cubin ? "cubin" : "PTX", entry.bytes,
+                jit::kernel_name_of(k->source).c_str());
   }
   return 0;
 }

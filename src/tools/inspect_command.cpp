@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "compile/disk_cache.hpp"
+#include "compile/nvrtc_compiler.hpp"
 #include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
 #include "tools/cache_access.hpp"
@@ -95,7 +96,8 @@ std::string find_entry(const jit::DiskCache& cache, const std::string& wanted) {
   for (const jit::DiskCache::Entry& entry : cache.entries()) {
     if (entry.key.rfind(wanted, 0) == 0) {
       found.push_back(entry.key);
-    } else if (const auto k = cache.read(entry.key); k && kernel_name_in(k->source) == wanted) {
+    } else if (const auto k = cache.read(entry.key);
+               k && jit::kernel_name_of(k->source) == wanted) {
       found.push_back(entry.key);
     }
   }

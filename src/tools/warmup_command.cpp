@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include "compile/disk_cache.hpp"
 #include "compile/manifest.hpp"
+#include "compile/nvrtc_compiler.hpp"
 #include "numfuse/errors.hpp"
 #include "tools/cache_access.hpp"
 #include "tools/commands.hpp"
@@ -101,7 +101,7 @@ std::set<std::string> parse_archs(const std::string& list) {
   std::set<std::string> archs;
   std::stringstream in(list);
   for (std::string arch; std::getline(in, arch, ',');) {
-    if (!std::regex_match(arch, std::regex("sm_[0-9]{2,3}[a-z]?"))) {
+    if (!jit::is_device_arch(arch)) {
       throw UsageError("--arch " + list + ": \"" + arch +
                        "\" is not a GPU architecture; expected sm_ and a number, such as sm_90");
     }
