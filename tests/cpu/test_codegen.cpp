@@ -17,7 +17,7 @@
 using nf::test::count;
 using nf::test::filled;
 
-TEST_CASE("an 8-op elementwise chain is one kernel", "[codegen]") {
+TEST_CASE("an 8-op elementwise chain is one kernel", "[host][codegen]") {
   nf::Array a = nf::ones({64, 32}), b = nf::ones({64, 32});
   nf::Expr chain = nf::tanh(nf::exp(a * 0.5f + b) - 1.0f) * b / (nf::abs(a) + 2.0f);
   const nf::Plan p = nf::plan({chain});
@@ -27,7 +27,7 @@ TEST_CASE("an 8-op elementwise chain is one kernel", "[codegen]") {
   CHECK(count(p.sources()[0], "__global__") == 1);
 }
 
-TEST_CASE("an Adam update is one kernel writing three arrays", "[codegen]") {
+TEST_CASE("an Adam update is one kernel writing three arrays", "[host][codegen]") {
   nf::Array p = nf::ones({1000}), g = nf::ones({1000}), m = nf::ones({1000}), v = nf::ones({1000});
   const float b1 = 0.9f, b2 = 0.999f, lr = 1e-3f, eps = 1e-8f;
   nf::Expr m2 = b1 * m + (1 - b1) * g;
@@ -43,7 +43,8 @@ TEST_CASE("an Adam update is one kernel writing three arrays", "[codegen]") {
   CHECK(plan.to_string().find("moves 28000 bytes") != std::string::npos);
 }
 
-TEST_CASE("generated source is canonical: data and scalar values are parameters", "[codegen]") {
+TEST_CASE("generated source is canonical: data and scalar values are parameters",
+          "[host][codegen]") {
   nf::Array a = nf::ones({16, 16}), b = nf::ones({16, 16}), c = nf::zeros({16, 16});
   const std::string s1 = nf::kernel_source(nf::exp(a) * 2.0f + b);
   const std::string s2 = nf::kernel_source(nf::exp(c) * 3.5f + a);
@@ -53,7 +54,7 @@ TEST_CASE("generated source is canonical: data and scalar values are parameters"
   CHECK(s1 != nf::kernel_source(nf::exp(a.astype(nf::f16)) * 2.0f + b));
 }
 
-TEST_CASE("views, broadcasts and half types take the strided path", "[codegen]") {
+TEST_CASE("views, broadcasts and half types take the strided path", "[host][codegen]") {
   nf::Array a = nf::ones({8, 5}), row = nf::ones({5});
   const std::string flat = nf::kernel_source(a + 1.0f);
   CHECK(flat.find("nf_vec<nf_f32, 4>") != std::string::npos);
@@ -66,7 +67,7 @@ TEST_CASE("views, broadcasts and half types take the strided path", "[codegen]")
 // On sm_90 a kernel may start before the kernel ahead of it in the stream has
 // finished (src/cuda/kernels.cpp), so every kind of generated kernel must
 // wait for that one before it touches memory.
-TEST_CASE("every generated kernel first waits for the kernels ahead of it", "[codegen]") {
+TEST_CASE("every generated kernel first waits for the kernels ahead of it", "[host][codegen]") {
   nf::Array v = nf::ones({1 << 22});
   const std::vector<nf::Expr> statements{
       nf::exp(v) * 2.0f,                            // flat elementwise
@@ -88,7 +89,7 @@ TEST_CASE("every generated kernel first waits for the kernels ahead of it", "[co
   CHECK(kernels == 11);
 }
 
-TEST_CASE("NF_FUSION=off runs one kernel per op", "[codegen]") {
+TEST_CASE("NF_FUSION=off runs one kernel per op", "[host][codegen]") {
   nf::Array a = nf::ones({4});
   nf::Expr e = nf::exp(a) * 2.0f + 1.0f;
   CHECK(nf::plan({e}).kernel_count() == 1);
@@ -102,7 +103,7 @@ TEST_CASE("NF_FUSION=off runs one kernel per op", "[codegen]") {
 // kernels that NVRTC compiles for sm_80 and sm_90. The ops of one dtype share
 // a multi-output kernel, so the whole table takes a few compiles.
 TEST_CASE("every elementwise op x dtype compiles with NVRTC for sm_80 and sm_90",
-          "[codegen][nvrtc]") {
+          "[host][codegen][nvrtc]") {
   struct Row {
     nf::OpId op;
     int arity;
@@ -141,7 +142,7 @@ TEST_CASE("every elementwise op x dtype compiles with NVRTC for sm_80 and sm_90"
 // The planner splits what one kernel cannot hold: a 500-term sum of distinct
 // arrays (built as a balanced tree, so no depth cap intervenes) becomes
 // kernels that each read at most 48 arrays, and still sums every term.
-TEST_CASE("a 500-term sum of distinct arrays splits into kernels that compile", "[codegen]") {
+TEST_CASE("a 500-term sum of distinct arrays splits into kernels that compile", "[host][codegen]") {
   std::vector<nf::Array> terms;
   std::vector<nf::Expr> level;
   double want = 0;

@@ -90,7 +90,7 @@ std::size_t temp_files(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("image keys are 32 hex digits and change with source and arch", "[jit]") {
+TEST_CASE("image keys are 32 hex digits and change with source and arch", "[host][jit]") {
   const std::string key = nf::jit::image_key("source", "sm_80");
   CHECK(key.size() == 32);
   CHECK(key.find_first_not_of("0123456789abcdef") == std::string::npos);
@@ -99,7 +99,7 @@ TEST_CASE("image keys are 32 hex digits and change with source and arch", "[jit]
   CHECK(nf::jit::image_key("source", "sm_90") != key);
 }
 
-TEST_CASE("the disk cache returns what it stored, cubin and PTX", "[jit]") {
+TEST_CASE("the disk cache returns what it stored, cubin and PTX", "[host][jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   REQUIRE(cache.enabled());
@@ -136,7 +136,7 @@ TEST_CASE("the disk cache returns what it stored, cubin and PTX", "[jit]") {
   CHECK_FALSE(cache.load(key_of(1)));
 }
 
-TEST_CASE("a truncated entry is a miss and is removed", "[jit]") {
+TEST_CASE("a truncated entry is a miss and is removed", "[host][jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   const std::string key = key_of(1);
@@ -152,7 +152,7 @@ TEST_CASE("a truncated entry is a miss and is removed", "[jit]") {
   }
 }
 
-TEST_CASE("a changed byte anywhere in an entry makes it a miss", "[jit]") {
+TEST_CASE("a changed byte anywhere in an entry makes it a miss", "[host][jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   const std::string key = key_of(1);
@@ -170,7 +170,7 @@ TEST_CASE("a changed byte anywhere in an entry makes it a miss", "[jit]") {
   CHECK(same(cache.load(key), kernel_of(1)));
 }
 
-TEST_CASE("garbage and entries of another key are misses", "[jit]") {
+TEST_CASE("garbage and entries of another key are misses", "[host][jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   write_bytes(entry_file(cache, key_of(1)), {'n', 'o', 't', ' ', 'a', 'n', ' ', 'e', 'n', 't'});
@@ -183,7 +183,8 @@ TEST_CASE("garbage and entries of another key are misses", "[jit]") {
   CHECK(same(cache.load(key_of(2)), kernel_of(2)));
 }
 
-TEST_CASE("verify removes and names bad entries; clear removes leftover temporaries", "[jit]") {
+TEST_CASE("verify removes and names bad entries; clear removes leftover temporaries",
+          "[host][jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   cache.store(key_of(1), kernel_of(1));
@@ -198,7 +199,7 @@ TEST_CASE("verify removes and names bad entries; clear removes leftover temporar
   CHECK(temp_files(dir.path()) == 0);
 }
 
-TEST_CASE("concurrent writers and readers never see a torn entry", "[jit]") {
+TEST_CASE("concurrent writers and readers never see a torn entry", "[host][jit]") {
   TempDir dir;
   DiskCache cache(dir.path());
   const std::string shared = key_of(0);
@@ -232,7 +233,7 @@ TEST_CASE("concurrent writers and readers never see a torn entry", "[jit]") {
   CHECK(temp_files(dir.path()) == 0);
 }
 
-TEST_CASE("concurrent writer processes leave only whole entries", "[jit]") {
+TEST_CASE("concurrent writer processes leave only whole entries", "[host][jit]") {
   TempDir dir;
   std::vector<pid_t> children;
   for (int p = 0; p < 4; ++p) {
@@ -260,7 +261,7 @@ TEST_CASE("concurrent writer processes leave only whole entries", "[jit]") {
   CHECK(temp_files(dir.path()) == 0);
 }
 
-TEST_CASE("an unusable cache directory turns the disk cache off without throwing", "[jit]") {
+TEST_CASE("an unusable cache directory turns the disk cache off without throwing", "[host][jit]") {
   TempDir dir;
   const fs::path file = dir.path() / "a-file";
   write_bytes(file, {'x'});
@@ -304,7 +305,7 @@ TEST_CASE("an unusable cache directory turns the disk cache off without throwing
   }
 }
 
-TEST_CASE("a cache with no directory is off and quiet", "[jit]") {
+TEST_CASE("a cache with no directory is off and quiet", "[host][jit]") {
   DiskCache cache{fs::path()};
   CHECK_FALSE(cache.enabled());
   CHECK(cache.disabled_reason().empty());
@@ -313,7 +314,7 @@ TEST_CASE("a cache with no directory is off and quiet", "[jit]") {
   CHECK(cache.entries().empty());
 }
 
-TEST_CASE("the environment places the cache or turns it off", "[jit]") {
+TEST_CASE("the environment places the cache or turns it off", "[host][jit]") {
   using nf::jit::cache_dir_from;
   using Env = nf::jit::CacheEnvironment;
   CHECK(cache_dir_from(Env{nullptr, nullptr, nullptr, "/home/u"}) == "/home/u/.cache/numfuse");
@@ -326,7 +327,7 @@ TEST_CASE("the environment places the cache or turns it off", "[jit]") {
   }
 }
 
-TEST_CASE("warnings print once per kind, prefixed", "[jit]") {
+TEST_CASE("warnings print once per kind, prefixed", "[host][jit]") {
   std::ostringstream captured;
   std::streambuf* const saved = std::cerr.rdbuf(captured.rdbuf());
   const bool first = nf::jit::warn_once("test-kind", "first");
@@ -337,7 +338,7 @@ TEST_CASE("warnings print once per kind, prefixed", "[jit]") {
   CHECK(captured.str() == "numfuse: first\n");
 }
 
-TEST_CASE("a warm disk cache compiles nothing", "[jit]") {
+TEST_CASE("a warm disk cache compiles nothing", "[host][jit]") {
   TempDir dir;
   const std::string source = std::string(nf::jit::runtime_prelude()) +
                              "extern \"C\" __global__ void nf_copy(float* o, const float* i) {\n"

@@ -40,7 +40,7 @@ float any_float(std::mt19937& gen) {
 
 }  // namespace
 
-TEST_CASE("nf_divide_by is the quotient a / b", "[runtime]") {
+TEST_CASE("nf_divide_by is the quotient a / b", "[host][runtime]") {
   std::mt19937 gen(11);
   std::int64_t normal = 0;
   for (int i = 0; i < 2000000; ++i) {

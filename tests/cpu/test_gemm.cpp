@@ -8,6 +8,8 @@
 #include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
+#include "../on_device.hpp"
+
 namespace {
 
 nf::Array random_array(const nf::Shape& shape, nf::DType t, unsigned seed) {
@@ -181,7 +183,9 @@ TEST_CASE("the matmul precision belongs to the calling thread", "[gemm]") {
   CHECK(nf::matmul_precision() == nf::tf32);
 }
 
-TEST_CASE("the CPU backend computes f32 products in full f32 in every mode", "[gemm]") {
+TEST_CASE("the CPU backend computes f32 products in full f32 in every mode",
+          "[cpu-backend][gemm]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   PrecisionGuard guard;
   // 1 + 2^-12 is neither a tf32 nor a bf16 number, and every partial sum of
   // 64 of them is exact in f32: 64 + 2^-6 only if nothing rounded them.
@@ -268,7 +272,8 @@ TEST_CASE("bias and activation epilogues plan as one product and no kernel", "[g
   CHECK(p.kernel_count() <= 1);
 }
 
-TEST_CASE("an epilogue on the CPU gives what separate statements give", "[gemm]") {
+TEST_CASE("an epilogue on the CPU gives what separate statements give", "[cpu-backend][gemm]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   for (nf::DType t : {nf::f32, nf::f64}) {
     INFO(nf::name(t));
     // Operands are multiples of 1/4 up to 5, so with k = 9 every product and

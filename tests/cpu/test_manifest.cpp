@@ -60,7 +60,7 @@ void check_same(const ManifestEntry& a, const ManifestEntry& b) {
 
 }  // namespace
 
-TEST_CASE("manifest records read back as they were written", "[manifest]") {
+TEST_CASE("manifest records read back as they were written", "[host][manifest]") {
   const fs::path path = fresh_file("roundtrip");
   for (int i = 0; i < 3; ++i) nf::jit::append_manifest(path, entry_of(i));
   const std::vector<ManifestEntry> read = nf::jit::read_manifest(path);
@@ -74,7 +74,8 @@ TEST_CASE("manifest records read back as they were written", "[manifest]") {
   fs::remove(path);
 }
 
-TEST_CASE("a changed source is read back as damaged; a broken record is an error", "[manifest]") {
+TEST_CASE("a changed source is read back as damaged; a broken record is an error",
+          "[host][manifest]") {
   const fs::path path = fresh_file("damaged");
   nf::jit::append_manifest(path, entry_of(0));
   nf::jit::append_manifest(path, entry_of(1));
@@ -106,7 +107,7 @@ TEST_CASE("a changed source is read back as damaged; a broken record is an error
   CHECK_THROWS_AS(nf::jit::read_manifest(path), nf::ValueError);
 }
 
-TEST_CASE("processes appending to one manifest leave whole records", "[manifest]") {
+TEST_CASE("processes appending to one manifest leave whole records", "[host][manifest]") {
   const fs::path path = fresh_file("processes");
   std::vector<pid_t> children;
   for (int p = 0; p < 4; ++p) {
@@ -135,7 +136,8 @@ TEST_CASE("processes appending to one manifest leave whole records", "[manifest]
   fs::remove(path);
 }
 
-TEST_CASE("the kernels recorded for a statement are those the plan shows, per arch", "[manifest]") {
+TEST_CASE("the kernels recorded for a statement are those the plan shows, per arch",
+          "[host][manifest]") {
   nf::seed(5);
   const nf::Array A = nf::randn({300, 1000});
   const nf::Expr ln = reciprocal(sqrt(var(A, 1) + 1e-5f)) * (A - mean(A, 1));
@@ -159,7 +161,7 @@ TEST_CASE("the kernels recorded for a statement are those the plan shows, per ar
   CHECK(nf::plan({nf::exp(empty)}).kernel_count() == 0);
 }
 
-TEST_CASE("the target arch is checked", "[manifest]") {
+TEST_CASE("the target arch is checked", "[host][manifest]") {
   const std::string saved = nf::target_arch();
   CHECK_THROWS_AS(nf::set_target_arch("sm90"), nf::ValueError);
   CHECK_THROWS_WITH(nf::set_target_arch("sm90"), Contains("\"sm90\" is not a GPU architecture"));

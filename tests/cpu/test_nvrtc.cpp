@@ -41,7 +41,8 @@ bool is_elf(const std::vector<char>& data) {
 
 }  // namespace
 
-TEST_CASE("the runtime prelude is the runtime headers without includes of each other", "[jit]") {
+TEST_CASE("the runtime prelude is the runtime headers without includes of each other",
+          "[host][jit]") {
   const std::string prelude(nf::jit::runtime_prelude());
   std::size_t last = 0;
   for (const char* header :
@@ -56,7 +57,7 @@ TEST_CASE("the runtime prelude is the runtime headers without includes of each o
   CHECK(prelude.find("\n\n\n") == std::string::npos);
 }
 
-TEST_CASE("compile makes cubins for sm_80 and sm_90 and counts its time", "[jit]") {
+TEST_CASE("compile makes cubins for sm_80 and sm_90 and counts its time", "[host][jit]") {
   const nf::jit::CompileStats before = nf::jit::compile_stats();
   for (const std::string arch : {"sm_80", "sm_90"}) {
     const nf::jit::KernelImage image = compile(kernel_source(), arch);
@@ -69,7 +70,7 @@ TEST_CASE("compile makes cubins for sm_80 and sm_90 and counts its time", "[jit]
   CHECK(after.ms > before.ms);
 }
 
-TEST_CASE("an arch newer than NVRTC knows gets PTX of the newest arch it knows", "[jit]") {
+TEST_CASE("an arch newer than NVRTC knows gets PTX of the newest arch it knows", "[host][jit]") {
   const std::string newest = std::to_string(nvrtc_supported_archs().back());
   const nf::jit::KernelImage image = compile(kernel_source(), "sm_999");
   CHECK(image.arch == "compute_" + newest);
@@ -79,7 +80,7 @@ TEST_CASE("an arch newer than NVRTC knows gets PTX of the newest arch it knows",
   CHECK(std::string(image.data.data()).find(".target sm_" + newest) != std::string::npos);
 }
 
-TEST_CASE("compile_options are what compile passes, with the target it picks", "[jit]") {
+TEST_CASE("compile_options are what compile passes, with the target it picks", "[host][jit]") {
   const std::vector<int> archs = nvrtc_supported_archs();
   REQUIRE_FALSE(archs.empty());
   CHECK(std::is_sorted(archs.begin(), archs.end()));
@@ -102,7 +103,8 @@ TEST_CASE("compile_options are what compile passes, with the target it picks", "
   }
 }
 
-TEST_CASE("NVRTC rejecting a kernel throws CompileError with the source and the log", "[jit]") {
+TEST_CASE("NVRTC rejecting a kernel throws CompileError with the source and the log",
+          "[host][jit]") {
   const std::string source = std::string(nf::jit::runtime_prelude()) +
                              "extern \"C\" __global__ void __launch_bounds__(256)\n"
                              "nf_broken(float* out) { out[0] = 1 }\n";
@@ -119,7 +121,7 @@ TEST_CASE("NVRTC rejecting a kernel throws CompileError with the source and the 
   }
 }
 
-TEST_CASE("nvrtc_version is major.minor", "[jit]") {
+TEST_CASE("nvrtc_version is major.minor", "[host][jit]") {
   const std::string version = nf::jit::nvrtc_version();
   const std::size_t dot = version.find('.');
   REQUIRE(dot != std::string::npos);

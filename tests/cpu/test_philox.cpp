@@ -114,7 +114,7 @@ const std::uint64_t kStreams[] = {0, 3, 0xfedcba9876543210ull};
 
 }  // namespace
 
-TEST_CASE("philox4x32_10 matches Random123's known-answer vectors", "[philox]") {
+TEST_CASE("philox4x32_10 matches Random123's known-answer vectors", "[host][philox]") {
   for (const Kat& kat : kKats) {
     nf_u32x4 out = nf_philox4x32_10(kat.ctr, kat.key0, kat.key1);
     CHECK(out.x == kat.expected.x);
@@ -124,7 +124,7 @@ TEST_CASE("philox4x32_10 matches Random123's known-answer vectors", "[philox]") 
   }
 }
 
-TEST_CASE("philox constants are cuRAND's", "[philox]") {
+TEST_CASE("philox constants are cuRAND's", "[host][philox]") {
   CHECK(0x1p-32f == 2.3283064e-10f);         // CURAND_2POW32_INV
   CHECK(0x1p-53 == 1.1102230246251565e-16);  // CURAND_2POW53_INV_DOUBLE
 }
@@ -132,7 +132,7 @@ TEST_CASE("philox constants are cuRAND's", "[philox]") {
 TEST_CASE(
     "nf_uniform_f32 is cuRAND's _curand_uniform and lies in the half-open unit interval (0 "
     "excluded, 1 included)",
-    "[philox]") {
+    "[host][philox]") {
   CHECK(nf_uniform_f32(0u) == 0x1p-33f);
   CHECK(nf_uniform_f32(0u) > 0.0f);
   CHECK(nf_uniform_f32(0xffffffffu) == 1.0f);
@@ -160,7 +160,7 @@ TEST_CASE(
 TEST_CASE(
     "nf_uniform_f64 is cuRAND's _curand_uniform_double_hq and lies in the half-open unit interval "
     "(0 excluded, 1 included)",
-    "[philox]") {
+    "[host][philox]") {
   CHECK(nf_uniform_f64(0u, 0u) == 0x1p-54);
   CHECK(nf_uniform_f64(1u, 0u) == 0x1.8p-53);
   // y's low 11 bits overlap x's high 11 bits: z = x ^ (y << 21).
@@ -172,7 +172,8 @@ TEST_CASE(
   CHECK(nf_uniform_f64(0xffffffffu, 0xffffffffu) > 0.99);
 }
 
-TEST_CASE("nf_log_f32 and nf_log_f64 are within 1 ulp of log on the unit interval", "[philox]") {
+TEST_CASE("nf_log_f32 and nf_log_f64 are within 1 ulp of log on the unit interval",
+          "[host][philox]") {
   CHECK(bits_of(nf_log_f32(1.0f)) == bits_of(0.0f));
   CHECK(bits_of(nf_log_f64(1.0)) == bits_of(0.0));
   CHECK(nf_log_f32(0.5f) == -0x1.62e430p-1f);  // log(2), rounded
@@ -208,7 +209,7 @@ TEST_CASE("nf_log_f32 and nf_log_f64 are within 1 ulp of log on the unit interva
 }
 
 TEST_CASE("nf_sincospi_f32 and nf_sincospi_f64 are within 1.1 ulp and exact at multiples of 1/2",
-          "[philox]") {
+          "[host][philox]") {
   for (int k = 0; k <= 4; ++k) {
     const float t = 0.5f * static_cast<float>(k);
     const float sine[] = {0.0f, 1.0f, 0.0f, -1.0f, 0.0f};
@@ -251,7 +252,7 @@ TEST_CASE("nf_sincospi_f32 and nf_sincospi_f64 are within 1.1 ulp and exact at m
   CHECK(worst64 <= 1.1);
 }
 
-TEST_CASE("Box-Muller outputs are finite at the extreme words", "[philox]") {
+TEST_CASE("Box-Muller outputs are finite at the extreme words", "[host][philox]") {
   // u = 1 gives radius 0; u = 2^-33 (f32) or 2^-54 (f64) gives the largest.
   CHECK(nf_box_muller_radius_f32(0xffffffffu) == 0.0f);
   CHECK(nf_box_muller_radius_f64(0x001fffffu, 0xffffffffu) == 0.0);
@@ -285,7 +286,7 @@ TEST_CASE("Box-Muller outputs are finite at the extreme words", "[philox]") {
   }
 }
 
-TEST_CASE("element i follows the documented block and lane layout", "[philox]") {
+TEST_CASE("element i follows the documented block and lane layout", "[host][philox]") {
   for (std::uint64_t seed : kSeeds) {
     for (std::uint64_t stream : kStreams) {
       for (std::uint64_t i : layout_indices()) {
@@ -313,7 +314,7 @@ TEST_CASE("element i follows the documented block and lane layout", "[philox]") 
   }
 }
 
-TEST_CASE("seed and stream both select the words", "[philox]") {
+TEST_CASE("seed and stream both select the words", "[host][philox]") {
   // The key is (seed low, seed high) and the counter's upper half is the
   // stream: flipping a bit in any of those 32-bit halves changes the block.
   nf_u32x4 base = nf_philox_block(0x0000000100000001ull, 0x0000000100000001ull, 7);

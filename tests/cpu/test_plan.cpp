@@ -3,6 +3,8 @@
 
 #include <numfuse/numfuse.hpp>
 
+#include "../on_device.hpp"
+
 #include "graph/build.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
@@ -134,7 +136,8 @@ TEST_CASE("a lazy expression grown in a loop is evaluated at a depth cap", "[pla
   for (double g : got) CHECK(g == Approx(want).epsilon(1e-12));
 }
 
-TEST_CASE("a node rebuilt on new inputs takes their device", "[plan]") {
+TEST_CASE("a node rebuilt on new inputs takes their device", "[host][plan]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   // The GPU's host fallback rebuilds statements over host copies of their
   // arrays; the copies decide where the rebuilt statement runs.
   const nf::NodePtr leaf = nf::make_leaf(nf::ones({4}));

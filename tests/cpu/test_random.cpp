@@ -14,6 +14,8 @@
 
 #include <numfuse/numfuse.hpp>
 
+#include "../on_device.hpp"
+
 #include "../stats.hpp"
 #include "runtime/nf_philox.h"
 
@@ -375,7 +377,8 @@ TEST_CASE("the k-th random op after seed(s) uses stream k", "[random]") {
   check_f32(first, 0, false);
 }
 
-TEST_CASE("f32 random values do not depend on the CPU compute dtype", "[random]") {
+TEST_CASE("f32 random values do not depend on the CPU compute dtype", "[cpu-backend][random]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   ComputeDtypeGuard guard;
   nf::set_cpu_compute_dtype(nf::f32);
   nf::seed(21);

@@ -18,7 +18,7 @@ using nf::test::filled;
 using nf::test::layernorm;
 using nf::test::softmax;
 
-TEST_CASE("the mission line is one kernel that reads A once and writes once", "[codegen]") {
+TEST_CASE("the mission line is one kernel that reads A once and writes once", "[host][codegen]") {
   nf::Array a = nf::ones({128, 784});
   const nf::Plan p = nf::plan({layernorm(a)});
   CHECK(p.kernel_count() == 1);
@@ -35,7 +35,7 @@ TEST_CASE("the mission line is one kernel that reads A once and writes once", "[
         std::string::npos);
 }
 
-TEST_CASE("softmax, logsumexp and reduce-then-broadcast are one kernel each", "[codegen]") {
+TEST_CASE("softmax, logsumexp and reduce-then-broadcast are one kernel each", "[host][codegen]") {
   nf::Array a = nf::ones({64, 100});
   CHECK(nf::plan({softmax(a)}).kernel_count() == 1);
   CHECK(nf::plan({nf::logsumexp(a, 1)}).kernel_count() == 1);
@@ -48,7 +48,7 @@ TEST_CASE("softmax, logsumexp and reduce-then-broadcast are one kernel each", "[
 }
 
 TEST_CASE("reductions of different axes, or of a reduced value, take separate kernels",
-          "[codegen]") {
+          "[host][codegen]") {
   nf::Array a = nf::ones({64, 100});
   CHECK(nf::plan({nf::sum(a, 1) + nf::sum(a, 0)}).kernel_count() == 2);
   CHECK(nf::plan({nf::sum(nf::sum(a, 1), 0)}).kernel_count() == 2);
@@ -60,7 +60,7 @@ TEST_CASE("reductions of different axes, or of a reduced value, take separate ke
   CHECK(separate == 7);  // var, +, sqrt, reciprocal, mean, -, *
 }
 
-TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[codegen]") {
+TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[host][codegen]") {
   nf::Array a = nf::ones({64, 128});
   const std::string rows = nf::kernel_source(nf::sum(a, 1));
   CHECK(rows.find(";rows;") != std::string::npos);
@@ -79,7 +79,7 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[c
   CHECK(streamed.find("v_in0") == std::string::npos);
 }
 
-TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[codegen]") {
+TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores.
   CHECK(nf::plan({layernorm(nf::ones({1, 1 << 24}))}).kernel_count() == 3);
   CHECK(nf::plan({softmax(nf::ones({2, 1 << 20}))}).kernel_count() == 3);
@@ -91,7 +91,7 @@ TEST_CASE("outputs of too many elements, too few to fill a device, are split", "
   CHECK(nf::plan({layernorm(nf::ones({512, 1 << 16}))}).kernel_count() == 1);
 }
 
-TEST_CASE("products of floating values accumulate in f64", "[codegen]") {
+TEST_CASE("products of floating values accumulate in f64", "[host][codegen]") {
   for (const nf::DType t : {nf::f16, nf::bf16, nf::f32, nf::f64}) {
     INFO(nf::name(t));
     const nf::Array a = nf::ones({64, 4096}, t);
@@ -104,7 +104,7 @@ TEST_CASE("products of floating values accumulate in f64", "[codegen]") {
             .find("nf_i64 p0 = (nf_i64)1;") != std::string::npos);
 }
 
-TEST_CASE("reduction source is canonical: scalars and data are parameters", "[codegen]") {
+TEST_CASE("reduction source is canonical: scalars and data are parameters", "[host][codegen]") {
   nf::Array a = nf::ones({32, 48}), b = nf::zeros({32, 48});
   CHECK(nf::kernel_source(nf::var(a, 1) + 1e-5f) == nf::kernel_source(nf::var(b, 1) + 0.5f));
   CHECK(nf::kernel_source(nf::var(a, 1)) != nf::kernel_source(nf::var(a, 1, 1)));
@@ -112,7 +112,7 @@ TEST_CASE("reduction source is canonical: scalars and data are parameters", "[co
 }
 
 TEST_CASE("rows too long for a block are shared by a cluster where the device has them",
-          "[codegen]") {
+          "[host][codegen]") {
   nf::Array a = nf::ones({128, 65536});
   const std::string src = nf::kernel_source(layernorm(a));
   CHECK(count(src, "__global__") == 1);
@@ -132,7 +132,8 @@ TEST_CASE("rows too long for a block are shared by a cluster where the device ha
   CHECK(nf::plan({layernorm(a)}).kernel_count() == 1);
 }
 
-TEST_CASE("rows that take a block's registers are prefetched where the device can", "[codegen]") {
+TEST_CASE("rows that take a block's registers are prefetched where the device can",
+          "[host][codegen]") {
   nf::Array a = nf::ones({1024, 32768});
   const std::string src = nf::kernel_source(softmax(a));
   CHECK(count(src, "__global__") == 1);
@@ -165,7 +166,7 @@ TEST_CASE("rows that take a block's registers are prefetched where the device ca
 // a cluster, columns, several reduced dims, and everything to one value. The
 // reductions of one walk and dtype share a kernel, so the table takes a few
 // compiles.
-TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc]") {
+TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen][nvrtc]") {
   struct Walk {
     const char* name;
     nf::Shape shape;
@@ -234,7 +235,7 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[codegen][nvrtc
   nf::set_target_arch("sm_90");
 }
 
-TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[codegen]") {
+TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[host][codegen]") {
   const nf::jit::ReduceLimits l = nf::jit::parse_reduce_limits("max_held=0,chunk_groups=64");
   CHECK(l.max_held == 0);
   CHECK(l.chunk_groups == 64);
