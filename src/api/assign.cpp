@@ -114,10 +114,9 @@ Array Array::to(Device d) const {
 
 Array Array::reshape(Shape shape) const {
   const NodePtr r = make_reshape(make_leaf(*this), std::move(shape));
-  if (is_contiguous()) {
-    return Array(storage_, dtype_, r->shape, contiguous_strides(r->shape), offset_);
-  }
-  return Array(Expr(r));
+  // Not viewable: one copy in C order, which is then viewed.
+  if (!is_contiguous()) return copy().reshape(r->shape);
+  return Array(storage_, dtype_, r->shape, contiguous_strides(r->shape), offset_);
 }
 
 void Array::read_into(void* dst, DType t) const {

@@ -72,6 +72,10 @@ std::vector<int> normalize_axes(const Axes& axes, int ndim, const char* op) {
 }
 
 Strides broadcast_strides(const Shape& from, const Strides& strides, const Shape& to) {
+  if (from.size() > to.size()) {
+    throw InternalError("broadcast_strides: shape " + to_string(from) + " cannot broadcast to " +
+                        to_string(to));
+  }
   Strides out(to.size(), 0);
   const std::size_t lead = to.size() - from.size();
   for (std::size_t i = 0; i < from.size(); ++i) {

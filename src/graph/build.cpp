@@ -412,7 +412,14 @@ NodePtr make_reshape(const NodePtr& x, Shape shape) {
                      " (size " + std::to_string(n) + ") into shape " + to_string(shape));
   }
   if (shape == x->shape) return x;
-  auto r = node(OpId::reshape, x->dtype, std::move(shape), {x});
+  // A reshape is a view of C-ordered memory. What a transpose, a broadcast or
+  // a strided leaf holds is not in that order, so it is copied first; every
+  // other node is computed into new contiguous memory anyway.
+  const OpKind k = op_kind(x->op);
+  const bool in_c_order =
+      k == OpKind::leaf ? x->array->is_contiguous() : k != OpKind::view || x->op == OpId::reshape;
+  auto r = node(OpId::reshape, x->dtype, std::move(shape),
+                {in_c_order ? x : make_elementwise(OpId::copy, {x})});
   r->weak = x->weak;
   return finish(std::move(r));
 }

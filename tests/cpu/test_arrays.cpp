@@ -5,6 +5,8 @@
 
 #include <numfuse/numfuse.hpp>
 
+#include "../on_device.hpp"
+
 using Catch::Matchers::Equals;
 using nf::Array;
 using V = std::vector<double>;
@@ -179,6 +181,24 @@ TEST_CASE("transpose, reshape, squeeze, expand_dims and broadcast_to", "[arrays]
   CHECK_THROWS_AS(a.transpose({0, 0}), nf::ShapeError);
 }
 
+TEST_CASE("reshapes of views not in C order copy them, alone and inside expressions", "[arrays]") {
+  // Found on a GPU: a.T().reshape({6}) aborted with "free(): invalid pointer".
+  for (nf::DType t : {nf::f64, nf::f32, nf::f16, nf::i32, nf::u8}) {
+    INFO(nf::name(t));
+    const Array a = ramp({2, 3}).astype(t);
+    CHECK_THAT(a.T().reshape({6}).to_vector<double>(), Equals(V{0, 3, 1, 4, 2, 5}));
+    CHECK_THAT(Array(a.T().reshape({3, 2}) + 1).to_vector<double>(), Equals(V{1, 4, 2, 5, 3, 6}));
+    CHECK_THAT(Array(nf::reshape(a.T(), {2, 3}) * 2).to_vector<double>(),
+               Equals(V{0, 6, 2, 8, 4, 10}));
+    const Array stepped = ramp({3, 4}).astype(t)(nf::all, nf::slice(0, nf::none, 2));
+    CHECK_THAT(stepped.reshape({6}).to_vector<double>(), Equals(V{0, 2, 4, 6, 8, 10}));
+    const Array wide = a(0, nf::all).broadcast_to({2, 3});
+    CHECK_THAT(Array(nf::reshape(wide, {3, 2})).to_vector<double>(), Equals(V{0, 1, 2, 0, 1, 2}));
+  }
+  const Array c = ramp({2, 3, 4}).transpose({2, 0, 1});
+  CHECK_THAT(Array(nf::sum(c.reshape({4, 6}), 1)).to_vector<double>(), Equals(V{60, 66, 72, 78}));
+}
+
 TEST_CASE("shape functions on expressions", "[arrays]") {
   Array a = ramp({2, 3});
   Array s = nf::squeeze(nf::sum(a, 1));
@@ -209,7 +229,8 @@ TEST_CASE("nf::eval runs several outputs of one statement", "[arrays]") {
   CHECK_THAT(outs.at(0).to_vector<double>(), Equals(V{1, 2, 3, 4}));
 }
 
-TEST_CASE("set_cpu_compute_dtype(f64) computes f32 work in double", "[arrays]") {
+TEST_CASE("set_cpu_compute_dtype(f64) computes f32 work in double", "[cpu-backend][arrays]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   Array big = nf::full({1}, 1e8, nf::f32);
   Array one = nf::ones({1}, nf::f32);
   // 1e8 + 1 is not a float: in f32 the sum rounds back to 1e8.
