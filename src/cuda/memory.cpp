@@ -59,11 +59,17 @@ std::string gib(std::size_t bytes) {
 
 [[noreturn]] void throw_out_of_memory(int device, std::size_t bytes) {
   const MemoryStats s = memory_stats(device);
-  throw OutOfMemory("out of memory on cuda:" + std::to_string(device) + ": could not allocate " +
-                    std::to_string(bytes) + " bytes (" + gib(bytes) + "); numfuse holds " +
-                    gib(s.bytes_in_use) + " in " + std::to_string(s.live_allocations) +
-                    " buffers of the device's " + gib(device_info(device).total_bytes) +
-                    ". Release arrays that are no longer needed or work on smaller pieces.");
+  std::size_t free_bytes = 0, total_bytes = device_info(device).total_bytes;
+  {
+    DeviceGuard guard(device);
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) cudaGetLastError();
+  }
+  throw OutOfMemory(
+      "out of memory on cuda:" + std::to_string(device) + ": could not allocate " +
+      std::to_string(bytes) + " bytes (" + gib(bytes) + "); the device has " +
+      std::to_string(free_bytes) + " bytes (" + gib(free_bytes) + ") free of " + gib(total_bytes) +
+      ", and numfuse holds " + gib(s.bytes_in_use) + " in " + std::to_string(s.live_allocations) +
+      " buffers. Release arrays that are no longer needed or work on smaller pieces.");
 }
 
 void record_allocation(int device, std::size_t bytes) {
