@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# What CI does, on a machine with a GPU: the release and ASan+UBSan builds and
+# the whole suite in each (every test on the CPU backend and on cuda:0), the
+# differential fuzzer at 10,000 GPU-against-CPU cases, and the GPU tests under
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck). CI has no
+# GPU: this is where GPU bugs are caught. Exits non-zero on any failure.
+#
+#   bash .ci/gpu.sh [STAGE...]     stages: build suite fuzz sanitize (default: all four)
+#
+# Needs the CUDA driver and toolkit (compute-sanitizer comes with it), CMake,
+# g++, and Catch2 2, fmt, OpenBLAS and xxHash: from Debian's packages
+# (.ci/setup.sh), or from a prefix such as the .deps of ../shared/device/deps.sh,
+# which this script sources when it is there. NF_FUZZ_CASES (10000) and
+# NF_FUZZ_JOBS (8) size the fuzzer's run; logs go to NF_GPU_LOGS (build/gpu-logs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[[ -f .deps/env.sh ]] && source .deps/env.sh
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+
+stages=("$@")
+((${#stages[@]})) || stages=(build suite fuzz sanitize)
+logs=${NF_GPU_LOGS:-build/gpu-logs}
+mkdir -p "$logs"
+jobs=$(nproc)
+cases=${NF_FUZZ_CASES:-10000}
+shards=${NF_FUZZ_JOBS:-8}
+# The CUDA driver maps memory where ASan keeps its shadow gap; its own
+# allocations are not numfuse's leaks.
+export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1
+export LSAN_OPTIONS=suppressions=$PWD/.ci/lsan-cuda.supp:print_suppressions=0
+# Kernels compiled by one stage are read from disk by the next.
+export NF_CACHE_DIR=${NF_CACHE_DIR:-$PWD/build/gpu-kernel-cache}
+
+failed=()
+summary=()
+note() { summary+=("$(printf '%-10s %-24s %s' "$1" "$2" "$3")"); }
+run() {  # run NAME LOG COMMAND...: logs the command's output, notes its outcome
+  local name=$1 log=$2
+  shift 2
+  local start=$SECONDS
+  if "$@" >"$log" 2>&1; then
+    note ok "$name" "$((SECONDS - start)) s, $(tail -n 3 "$log" | grep -E 'passed|tests|ERROR SUMMARY' | tail -n 1)"
+  else
+    failed+=("$name")
+    note FAILED "$name" "$((SECONDS - start)) s, see $log"
+    tail -n 40 "$log"
+  fi
+}
+
+if [[ $(nvidia-smi -L 2>/dev/null | head -n 1) == "" ]]; then
+  echo ".ci/gpu.sh: no GPU found (nvidia-smi -L lists none); .ci/test.sh is the run for this machine" >&2
+  exit 1
+fi
+
+for stage in "${stages[@]}"; do
+  case $stage in
+    build)
+      for preset in release asan; do
+        run "build $preset" "$logs/build-$preset.log" \
+          bash -c "cmake --preset $preset && cmake --build --preset $preset -j$jobs"
+      done
+      ;;
+    suite)
+      for preset in release asan; do
+        run "ctest $preset" "$logs/ctest-$preset.log" \
+          ctest --preset "$preset" -j"$jobs" --output-on-failure
+        # A skipped cuda: test means the GPU run did not happen.
+        if grep -q '(Skipped)' "$logs/ctest-$preset.log"; then
+          failed+=("skips in $preset")
+          note FAILED "skips in $preset" "$(grep -c '(Skipped)' "$logs/ctest-$preset.log") tests skipped with a GPU present"
+        fi
+      done
+      ;;
+    fuzz)
+      per=$(((cases + shards - 1) / shards))
+      pids=()
+      for ((k = 0; k < shards; ++k)); do
+        build/release/tests/fuzz/numfuse_fuzz --mode gpu --first $((k * per)) --cases "$per" \
+          >"$logs/fuzz-$k.log" 2>&1 &
+        pids+=($!)
+      done
+      start=$SECONDS
+      passed=0 mismatched=0 bad=0
+      for ((k = 0; k < shards; ++k)); do
+        wait "${pids[k]}" || bad=1
+        read -r p f < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/fuzz-$k.log" | tail -n 1 |
+          sed -E 's/([0-9]+) passed, ([0-9]+) failed.*/\1 \2/')
+        passed=$((passed + ${p:-0})) mismatched=$((mismatched + ${f:-0}))
+      done
+      if ((bad || passed + mismatched < cases)); then
+        failed+=("fuzz gpu")
+        note FAILED "fuzz gpu" "$((SECONDS - start)) s, $passed passed, $mismatched failed; see $logs/fuzz-*.log"
+        grep -h -A30 'MISMATCH\|error' "$logs"/fuzz-*.log | head -n 80
+      else
+        note ok "fuzz gpu" "$((SECONDS - start)) s, $passed passed, $mismatched failed"
+      fi
+      ;;
+    sanitize)
+      gpu_tests=build/release/tests/gpu/numfuse_gpu_tests
+      for tool in memcheck racecheck synccheck initcheck; do
+        extra=()
+        [[ $tool == memcheck ]] && extra=(--leak-check full)
+        run "sanitize $tool" "$logs/sanitize-$tool.log" \
+          compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 1 "$gpu_tests"
+      done
+      run "sanitize fuzz" "$logs/sanitize-fuzz.log" \
+        compute-sanitizer --tool memcheck --error-exitcode 1 \
+        build/release/tests/fuzz/numfuse_fuzz --mode gpu --first 100000 --cases 300
+      ;;
+    *)
+      echo ".ci/gpu.sh: unknown stage '$stage' (build, suite, fuzz, sanitize)" >&2
+      exit 2
+      ;;
+  esac
+done
+
+echo
+echo "== .ci/gpu.sh $(date -u +%Y-%m-%dT%H:%MZ) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1), $(git rev-parse --short HEAD 2>/dev/null)"
+printf '%s\n' "${summary[@]}"
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all passed"
