@@ -14,12 +14,8 @@
 
 #include "statements.hpp"
 
-#include "codegen/reduce_codegen.hpp"
 #include "codegen/reduce_spec.hpp"
-#include "core/storage.hpp"
-#include "kernel_emulator.hpp"
-#include "plan/memory_layout.hpp"
-#include "plan/program.hpp"
+#include "emulated_program.hpp"
 #include "plan/schedule.hpp"
 
 using nf::test::layernorm;
@@ -27,117 +23,23 @@ using nf::test::softmax;
 
 namespace {
 
-char* address(const nf::Array& a) {
-  return static_cast<char*>(a.storage()->data) + a.offset() * std::int64_t(nf::itemsize(a.dtype()));
-}
-
-// One slot per kernel parameter holding its value.
-struct Arguments {
-  std::vector<std::vector<char>> slots;
-  std::vector<void*> pointers;
-  template <class T>
-  void add(T v) {
-    add_bytes(&v, sizeof v);
-  }
-  void add_bytes(const void* p, std::size_t n) {
-    slots.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + n);
-  }
-  void** finish() {
-    for (auto& s : slots) pointers.push_back(s.data());
-    return pointers.data();
-  }
-};
-
-void add_scalar(Arguments& a, const nf::Node& n) {
-  switch (n.dtype) {
-    case nf::DType::f64:
-      return a.add(n.fvalue);
-    case nf::DType::i64:
-      return a.add(static_cast<long long>(n.ivalue));
-    case nf::DType::i32:
-      return a.add(static_cast<int>(n.ivalue));
-    case nf::DType::u8:
-      return a.add(static_cast<unsigned char>(n.ivalue));
-    case nf::DType::b8:
-      return a.add(n.ivalue != 0);
-    default:
-      return a.add(float(n.fvalue));
-  }
-}
-
-// Runs kernel k of a reduction step in the emulator.
-void run(const nf::Program& p, const nf::Schedule& s, const nf::jit::ReduceSpec& spec,
-         const nf::jit::GeneratedKernel& k, const std::vector<nf::Array>& outputs,
-         std::vector<std::vector<char>>& workspaces) {
-  const nf::Step& step = *spec.step;
-  INFO(k.signature);
-  Arguments args;
-  for (const nf::jit::KernelParam& param : k.params) {
-    switch (param.kind) {
-      case nf::jit::KernelParam::Kind::output:
-        args.add(static_cast<void*>(address(outputs[s.root_of[step.writes[param.index]]])));
-        break;
-      case nf::jit::KernelParam::Kind::input:
-        args.add(static_cast<void*>(address(*p.nodes[step.reads[param.index]]->array)));
-        break;
-      case nf::jit::KernelParam::Kind::scalar:
-        add_scalar(args, *p.nodes[param.index]);
-        break;
-      case nf::jit::KernelParam::Kind::workspace:
-        args.add(static_cast<void*>(workspaces[param.index].data()));
-        break;
-      case nf::jit::KernelParam::Kind::extent: {
-        std::vector<char> bytes;
-        for (std::int64_t v : k.extents[param.index]) {
-          const long long wide = v;
-          const int narrow = int(v);
-          const char* b = spec.index64 ? reinterpret_cast<const char*>(&wide)
-                                       : reinterpret_cast<const char*>(&narrow);
-          bytes.insert(bytes.end(), b, b + (spec.index64 ? 8 : 4));
-        }
-        args.add_bytes(bytes.data(), bytes.size());
-        break;
-      }
-      default:
-        FAIL("a reduction kernel with an unexpected parameter");
-    }
-  }
-  const nf::test::EmulatedKernel kernel(k.source, k.name, k.cluster);
-  // A kernel that loops over tiles gets fewer blocks than tiles, as on a
-  // device with few SMs, so that its blocks take several each.
-  const std::int64_t blocks = k.loops_over_tiles ? std::min<std::int64_t>(k.blocks, 3) : k.blocks;
-  kernel.launch(unsigned(blocks), unsigned(k.threads), args.finish(), k.shared_bytes);
-}
-
 // How a kernel walked its step, for tests that check the walk they meant.
 struct Walk {
   int cluster = 1;
   bool prefetch = false;
 };
 
-// Runs the one reduction step of `roots` in the emulator, writing `outputs`
-// (new arrays where none are given). `walk`: where to say how it walked.
+// Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
+// arrays where none are given). `walk`: where to say how it walked.
 std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
                                std::vector<nf::Array> outputs = {},
                                const nf::jit::ReduceLimits& limits = nf::jit::ReduceLimits{},
                                Walk* walk = nullptr) {
-  std::vector<nf::NodePtr> nodes;
-  for (const nf::Expr& e : roots) {
-    nodes.push_back(e.node());
-    if (outputs.size() < roots.size()) outputs.push_back(nf::empty(e.shape(), e.dtype()));
-  }
-  const nf::Program p = nf::make_program(nodes);
-  const nf::Schedule s = nf::make_schedule(p, nf::default_schedule_options());
-  REQUIRE(s.steps.size() == 1);
-  const nf::Step& step = s.steps[0];
-  REQUIRE(step.kind == nf::StepKind::reduction);
-  const auto layouts = nf::memory_layouts(p, s, outputs);
-  const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs, limits);
-  if (walk) *walk = {spec.cluster, spec.prefetch};
-  const std::vector<nf::jit::GeneratedKernel> kernels = nf::jit::generate_reduce(spec);
-  std::vector<std::vector<char>> workspaces;
-  for (std::size_t bytes : kernels[0].workspace_bytes) workspaces.emplace_back(bytes);
-  for (const nf::jit::GeneratedKernel& k : kernels) run(p, s, spec, k, outputs, workspaces);
+  nf::test::EmulatedRun run;
+  outputs = nf::test::emulate(roots, std::move(outputs), limits, &run);
+  REQUIRE(run.steps.size() == 1);
+  REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
+  if (walk) *walk = {run.steps[0].cluster, run.steps[0].prefetch};
   return outputs;
 }
 
