@@ -14,6 +14,7 @@
 #include "cuda/memory.hpp"
 #include "graph/build.hpp"
 #include "numfuse/errors.hpp"
+#include "plan/memory_layout.hpp"
 #include "plan/schedule.hpp"
 
 namespace nf {
@@ -55,24 +56,6 @@ void run_on_host(const Program& p, std::span<const Array> outputs) {
     copy_to_array(up, host_outputs[r].storage()->data);
     execute(make_leaf(up), outputs[r]);
   }
-}
-
-// Whether a kernel would write an output where it reads another element: a
-// thread reading and writing the same element (A = f(A)) is safe.
-bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
-                                     std::span<const Array> outputs) {
-  for (const NodePtr& n : p.nodes) {
-    if (n->op != OpId::leaf) continue;
-    const Array& in = *n->array;
-    for (const Array& out : outputs) {
-      if (in.storage() != out.storage()) continue;
-      // With several steps a later one could read what an earlier one wrote.
-      const bool same_map = in.offset() == out.offset() && in.shape() == out.shape() &&
-                            in.strides() == out.strides() && in.dtype() == out.dtype();
-      if (!same_map || s.steps.size() > 1) return true;
-    }
-  }
-  return false;
 }
 
 void run_on_cuda(const Program& p, std::span<const Array> outputs) {

@@ -72,4 +72,19 @@ std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedu
   return out;
 }
 
+bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
+                                     std::span<const Array> outputs) {
+  for (const NodePtr& n : p.nodes) {
+    if (n->op != OpId::leaf) continue;
+    const Array& in = *n->array;
+    for (const Array& out : outputs) {
+      if (in.storage() != out.storage()) continue;
+      const bool same_map = in.offset() == out.offset() && in.shape() == out.shape() &&
+                            in.strides() == out.strides() && in.dtype() == out.dtype();
+      if (!same_map || s.steps.size() > 1) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace nf

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "numfuse/array.hpp"
@@ -30,5 +31,12 @@ bool beyond_int32(const Shape& shape, const Strides& strides, std::int64_t offse
 // contiguous buffers, and aliases are views of their input's layout.
 std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedule& s,
                                                   const std::vector<Array>& outputs);
+
+// Whether a kernel of `s` would write an output where it reads another
+// element, so that the statement must be computed into new buffers first
+// (A += A.T()). A thread reading and writing the same element (A = f(A)) is
+// safe; with several steps a later one could read what an earlier one wrote.
+bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
+                                     std::span<const Array> outputs);
 
 }  // namespace nf

@@ -12,14 +12,11 @@
 
 #include <numfuse/numfuse.hpp>
 
+#include "../on_device.hpp"
 #include "statements.hpp"
 
-#include "codegen/reduce_codegen.hpp"
 #include "codegen/reduce_spec.hpp"
-#include "core/storage.hpp"
-#include "kernel_emulator.hpp"
-#include "plan/memory_layout.hpp"
-#include "plan/program.hpp"
+#include "emulated_program.hpp"
 #include "plan/schedule.hpp"
 
 using nf::test::layernorm;
@@ -27,117 +24,23 @@ using nf::test::softmax;
 
 namespace {
 
-char* address(const nf::Array& a) {
-  return static_cast<char*>(a.storage()->data) + a.offset() * std::int64_t(nf::itemsize(a.dtype()));
-}
-
-// One slot per kernel parameter holding its value.
-struct Arguments {
-  std::vector<std::vector<char>> slots;
-  std::vector<void*> pointers;
-  template <class T>
-  void add(T v) {
-    add_bytes(&v, sizeof v);
-  }
-  void add_bytes(const void* p, std::size_t n) {
-    slots.emplace_back(static_cast<const char*>(p), static_cast<const char*>(p) + n);
-  }
-  void** finish() {
-    for (auto& s : slots) pointers.push_back(s.data());
-    return pointers.data();
-  }
-};
-
-void add_scalar(Arguments& a, const nf::Node& n) {
-  switch (n.dtype) {
-    case nf::DType::f64:
-      return a.add(n.fvalue);
-    case nf::DType::i64:
-      return a.add(static_cast<long long>(n.ivalue));
-    case nf::DType::i32:
-      return a.add(static_cast<int>(n.ivalue));
-    case nf::DType::u8:
-      return a.add(static_cast<unsigned char>(n.ivalue));
-    case nf::DType::b8:
-      return a.add(n.ivalue != 0);
-    default:
-      return a.add(float(n.fvalue));
-  }
-}
-
-// Runs kernel k of a reduction step in the emulator.
-void run(const nf::Program& p, const nf::Schedule& s, const nf::jit::ReduceSpec& spec,
-         const nf::jit::GeneratedKernel& k, const std::vector<nf::Array>& outputs,
-         std::vector<std::vector<char>>& workspaces) {
-  const nf::Step& step = *spec.step;
-  INFO(k.signature);
-  Arguments args;
-  for (const nf::jit::KernelParam& param : k.params) {
-    switch (param.kind) {
-      case nf::jit::KernelParam::Kind::output:
-        args.add(static_cast<void*>(address(outputs[s.root_of[step.writes[param.index]]])));
-        break;
-      case nf::jit::KernelParam::Kind::input:
-        args.add(static_cast<void*>(address(*p.nodes[step.reads[param.index]]->array)));
-        break;
-      case nf::jit::KernelParam::Kind::scalar:
-        add_scalar(args, *p.nodes[param.index]);
-        break;
-      case nf::jit::KernelParam::Kind::workspace:
-        args.add(static_cast<void*>(workspaces[param.index].data()));
-        break;
-      case nf::jit::KernelParam::Kind::extent: {
-        std::vector<char> bytes;
-        for (std::int64_t v : k.extents[param.index]) {
-          const long long wide = v;
-          const int narrow = int(v);
-          const char* b = spec.index64 ? reinterpret_cast<const char*>(&wide)
-                                       : reinterpret_cast<const char*>(&narrow);
-          bytes.insert(bytes.end(), b, b + (spec.index64 ? 8 : 4));
-        }
-        args.add_bytes(bytes.data(), bytes.size());
-        break;
-      }
-      default:
-        FAIL("a reduction kernel with an unexpected parameter");
-    }
-  }
-  const nf::test::EmulatedKernel kernel(k.source, k.name, k.cluster);
-  // A kernel that loops over tiles gets fewer blocks than tiles, as on a
-  // device with few SMs, so that its blocks take several each.
-  const std::int64_t blocks = k.loops_over_tiles ? std::min<std::int64_t>(k.blocks, 3) : k.blocks;
-  kernel.launch(unsigned(blocks), unsigned(k.threads), args.finish(), k.shared_bytes);
-}
-
 // How a kernel walked its step, for tests that check the walk they meant.
 struct Walk {
   int cluster = 1;
   bool prefetch = false;
 };
 
-// Runs the one reduction step of `roots` in the emulator, writing `outputs`
-// (new arrays where none are given). `walk`: where to say how it walked.
+// Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
+// arrays where none are given). `walk`: where to say how it walked.
 std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
                                std::vector<nf::Array> outputs = {},
                                const nf::jit::ReduceLimits& limits = nf::jit::ReduceLimits{},
                                Walk* walk = nullptr) {
-  std::vector<nf::NodePtr> nodes;
-  for (const nf::Expr& e : roots) {
-    nodes.push_back(e.node());
-    if (outputs.size() < roots.size()) outputs.push_back(nf::empty(e.shape(), e.dtype()));
-  }
-  const nf::Program p = nf::make_program(nodes);
-  const nf::Schedule s = nf::make_schedule(p, nf::default_schedule_options());
-  REQUIRE(s.steps.size() == 1);
-  const nf::Step& step = s.steps[0];
-  REQUIRE(step.kind == nf::StepKind::reduction);
-  const auto layouts = nf::memory_layouts(p, s, outputs);
-  const nf::jit::ReduceSpec spec = nf::jit::make_reduce_spec(p, s, step, layouts, outputs, limits);
-  if (walk) *walk = {spec.cluster, spec.prefetch};
-  const std::vector<nf::jit::GeneratedKernel> kernels = nf::jit::generate_reduce(spec);
-  std::vector<std::vector<char>> workspaces;
-  for (std::size_t bytes : kernels[0].workspace_bytes) workspaces.emplace_back(bytes);
-  for (const nf::jit::GeneratedKernel& k : kernels) run(p, s, spec, k, outputs, workspaces);
+  nf::test::EmulatedRun run;
+  outputs = nf::test::emulate(roots, std::move(outputs), limits, &run);
+  REQUIRE(run.steps.size() == 1);
+  REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
+  if (walk) *walk = {run.steps[0].cluster, run.steps[0].prefetch};
   return outputs;
 }
 
@@ -161,7 +64,9 @@ void check_close(const nf::Array& got, const nf::Array& want, double rel) {
 
 }  // namespace
 
-TEST_CASE("emulated: the mission line over rows held in registers and read again", "[emulated]") {
+TEST_CASE("emulated: the mission line over rows held in registers and read again",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   for (const nf::Shape& shape : {nf::Shape{37, 300}, nf::Shape{5, 101}, nf::Shape{2, 40000}}) {
     INFO(nf::to_string(shape));
     nf::Array a = nf::randn(shape) * 3 + 1.5f;
@@ -169,14 +74,17 @@ TEST_CASE("emulated: the mission line over rows held in registers and read again
   }
 }
 
-TEST_CASE("emulated: softmax, logsumexp and x - max(x, 1)", "[emulated]") {
+TEST_CASE("emulated: softmax, logsumexp and x - max(x, 1)", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::Array a = nf::randn({33, 101}) * 4;
   check_close(emulate({softmax(a)})[0], nf::Array(softmax(a)), 1e-5);
   check_close(emulate({nf::logsumexp(a, 1)})[0], nf::Array(nf::logsumexp(a, 1)), 1e-5);
   check_close(emulate({a - nf::max(a, 1)})[0], nf::Array(a - nf::max(a, 1)), 1e-6);
 }
 
-TEST_CASE("emulated: columns, several reduced dims and full reductions", "[emulated]") {
+TEST_CASE("emulated: columns, several reduced dims and full reductions",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::Array a = nf::rand({50, 37}) + 0.5f;
   check_close(emulate({a / nf::sum(a, 0)})[0], nf::Array(a / nf::sum(a, 0)), 1e-5);
   check_close(emulate({nf::mean(a.T(), 1)})[0], nf::Array(nf::mean(a.T(), 1)), 1e-5);
@@ -188,7 +96,9 @@ TEST_CASE("emulated: columns, several reduced dims and full reductions", "[emula
   check_close(emulate({nf::mean(c)})[0], nf::Array(nf::mean(c)), 1e-4);
 }
 
-TEST_CASE("emulated: several statements over the same rows in one kernel", "[emulated]") {
+TEST_CASE("emulated: several statements over the same rows in one kernel",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::Array a = nf::randn({20, 64}) + 100.0f;  // a large mean and a small spread
   const auto got = emulate({nf::mean(a, 1), nf::var(a, 1)});
   check_close(got[0], nf::Array(nf::mean(a, 1)), 1e-6);
@@ -200,7 +110,8 @@ TEST_CASE("emulated: several statements over the same rows in one kernel", "[emu
   check_close(three[2], nf::Array(nf::exp(a - 100.0f)), 1e-6);
 }
 
-TEST_CASE("emulated: argmin and argmax take the first of equal values", "[emulated]") {
+TEST_CASE("emulated: argmin and argmax take the first of equal values", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   // Four distinct values, so every row has ties.
   nf::Array a = nf::floor(nf::rand({20, 333}) * 4);
   for (int axis : {0, 1}) {
@@ -214,7 +125,8 @@ TEST_CASE("emulated: argmin and argmax take the first of equal values", "[emulat
         nf::Array(nf::argmax(a)).to_vector<std::int64_t>());
 }
 
-TEST_CASE("emulated: integer, boolean and half-precision reductions", "[emulated]") {
+TEST_CASE("emulated: integer, boolean and half-precision reductions", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::Array i = nf::astype(nf::rand({9, 77}) * 200 - 100, nf::i32);
   for (int axis : {0, 1}) {
     INFO("axis " << axis);
@@ -240,14 +152,16 @@ TEST_CASE("emulated: integer, boolean and half-precision reductions", "[emulated
   check_close(emulate({softmax(h)})[0], nf::Array(softmax(h)), 2e-3);
 }
 
-TEST_CASE("emulated: an empty reduced axis gives the identities", "[emulated]") {
+TEST_CASE("emulated: an empty reduced axis gives the identities", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::Array a = nf::ones({4, 0});
   CHECK(emulate({nf::sum(a, 1)})[0].to_vector<float>() == std::vector<float>(4, 0.0f));
   CHECK(emulate({nf::prod(a, 1)})[0].to_vector<float>() == std::vector<float>(4, 1.0f));
   for (float m : emulate({nf::mean(a, 1)})[0].to_vector<float>()) CHECK(m != m);
 }
 
-TEST_CASE("emulated: the mission line in place, A = f(A)", "[emulated]") {
+TEST_CASE("emulated: the mission line in place, A = f(A)", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   for (const nf::Shape& shape : {nf::Shape{37, 300}, nf::Shape{2, 40000}}) {
     INFO(nf::to_string(shape));
     nf::Array a = nf::randn(shape) * 2 + 1;
@@ -257,7 +171,9 @@ TEST_CASE("emulated: the mission line in place, A = f(A)", "[emulated]") {
   }
 }
 
-TEST_CASE("emulated: rows read again for each pass, and rows split across blocks", "[emulated]") {
+TEST_CASE("emulated: rows read again for each pass, and rows split across blocks",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::jit::ReduceLimits streamed;
   streamed.max_held = 0;
   streamed.split_below = 0;
@@ -285,7 +201,8 @@ TEST_CASE("emulated: rows read again for each pass, and rows split across blocks
   }
 }
 
-TEST_CASE("emulated: long columns split across blocks", "[emulated]") {
+TEST_CASE("emulated: long columns split across blocks", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::jit::ReduceLimits split;
   split.max_held = 0;
   split.chunk_groups = 64;
@@ -300,7 +217,8 @@ TEST_CASE("emulated: long columns split across blocks", "[emulated]") {
   check_close(in_place, nf::Array(a - nf::mean(a, 0)), 1e-5);
 }
 
-TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated]") {
+TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::jit::ReduceLimits clustered;
   clustered.split_below = 1;
   clustered.max_held = 3;  // a block of 1024 threads holds 3072 groups
@@ -328,7 +246,8 @@ TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated]")
 }
 
 TEST_CASE("emulated: blocks that loop over rows, prefetching the next into shared memory",
-          "[emulated]") {
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::jit::ReduceLimits prefetched;
   prefetched.prefetch_from = 1;
   prefetched.prefetch_max = 1 << 20;

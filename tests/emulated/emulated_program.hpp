@@ -1,0 +1,50 @@
+// Runs a whole statement's generated kernels in the kernel emulator, as the
+// CUDA backend would run them on a device: every step of its schedule in
+// order, values placed as the executor places them (leaves in their arrays,
+// roots in their outputs, other step values in temporaries), arguments bound
+// as it binds them, and the detour through new buffers that run_on_cuda
+// takes where an output overlaps an input read at other elements. All arrays
+// are host arrays. Products (gemm steps) are not emulated.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include <numfuse/numfuse.hpp>
+
+#include "codegen/reduce_spec.hpp"
+#include "graph/node.hpp"
+#include "plan/schedule.hpp"
+
+namespace nf::test {
+
+// How one step ran, for tests that check the walk they meant.
+struct EmulatedStep {
+  StepKind kind;
+  int kernels = 0;  // kernels launched (none for an empty domain)
+  int cluster = 1;  // reduction steps: blocks of a cluster
+  bool prefetch = false;
+};
+
+struct EmulatedRun {
+  std::vector<EmulatedStep> steps;  // of the statement's own schedule
+  bool detoured = false;            // computed into new buffers, then copied
+};
+
+// Writes roots[i] into outputs[i] (host arrays of the roots' shapes and
+// dtypes). Reductions are walked as `limits` say (reduce_limits_for an arch,
+// or limits lowered to reach other walks on small shapes).
+EmulatedRun run_emulated(std::span<const NodePtr> roots, std::span<const Array> outputs,
+                         const jit::ReduceLimits& limits);
+
+// The same for expressions: writes each into the given output, or into a new
+// host array where none is given, and returns the outputs.
+std::vector<Array> emulate(const std::vector<Expr>& roots, std::vector<Array> outputs = {},
+                           const jit::ReduceLimits& limits = jit::ReduceLimits{},
+                           EmulatedRun* run = nullptr);
+
+// The limits of an sm_90 device (clusters, prefetching), which the emulator
+// runs as such a device would.
+jit::ReduceLimits sm90_reduce_limits();
+
+}  // namespace nf::test
