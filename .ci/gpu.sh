@@ -11,7 +11,8 @@
 # g++, and Catch2 2, fmt, OpenBLAS and xxHash: from Debian's packages
 # (.ci/setup.sh), or from a prefix such as the .deps of ../shared/device/deps.sh,
 # which this script sources when it is there. NF_FUZZ_CASES (10000) and
-# NF_FUZZ_JOBS (8) size the fuzzer's run; logs go to NF_GPU_LOGS (build/gpu-logs).
+# NF_FUZZ_JOBS (8) size the fuzzer's run; NF_GPU_PRESETS ("release asan") names
+# the builds that build and suite use; logs go to NF_GPU_LOGS (build/gpu-logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [[ -f .deps/env.sh ]] && source .deps/env.sh
@@ -24,6 +25,7 @@ mkdir -p "$logs"
 jobs=$(nproc)
 cases=${NF_FUZZ_CASES:-10000}
 shards=${NF_FUZZ_JOBS:-8}
+read -r -a presets <<<"${NF_GPU_PRESETS:-release asan}"
 # The CUDA driver maps memory where ASan keeps its shadow gap; its own
 # allocations are not numfuse's leaks.
 export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1
@@ -55,13 +57,13 @@ fi
 for stage in "${stages[@]}"; do
   case $stage in
     build)
-      for preset in release asan; do
+      for preset in "${presets[@]}"; do
         run "build $preset" "$logs/build-$preset.log" \
           bash -c "cmake --preset $preset && cmake --build --preset $preset -j$jobs"
       done
       ;;
     suite)
-      for preset in release asan; do
+      for preset in "${presets[@]}"; do
         run "ctest $preset" "$logs/ctest-$preset.log" \
           ctest --preset "$preset" -j"$jobs" --output-on-failure
         # A skipped cuda: test means the GPU run did not happen.
