@@ -94,17 +94,21 @@ for stage in "${stages[@]}"; do
           sed -E 's/([0-9]+) passed, ([0-9]+) failed.*/\1 \2/')
         passed=$((passed + ${p:-0})) mismatched=$((mismatched + ${f:-0}))
       done
+      # One log for the run, shard after shard.
+      for ((k = 0; k < shards; ++k)); do cat "$logs/fuzz-$k.log" && rm "$logs/fuzz-$k.log"; done >"$logs/fuzz.log"
       if ((bad || passed + mismatched < cases)); then
         failed+=("fuzz gpu")
-        note FAILED "fuzz gpu" "$((SECONDS - start)) s, $passed passed, $mismatched failed; see $logs/fuzz-*.log"
-        grep -h -A30 'MISMATCH\|error' "$logs"/fuzz-*.log | head -n 80
+        note FAILED "fuzz gpu" "$((SECONDS - start)) s, $passed passed, $mismatched failed; see $logs/fuzz.log"
+        grep -h -A30 'MISMATCH\|error' "$logs/fuzz.log" | head -n 80
       else
         note ok "fuzz gpu" "$((SECONDS - start)) s, $passed passed, $mismatched failed"
       fi
       ;;
     sanitize)
-      # The GPU tests but the large shapes (minutes each under a sanitizer),
-      # and fuzz cases, under each tool at once: they share the GPU.
+      # The GPU tests but the large shapes and the 60,000 statements of the
+      # memory test (minutes each under a sanitizer), and fuzz cases, under
+      # each tool at once: they share the GPU. -d yes logs each test as it
+      # ends.
       gpu_tests=build/release/tests/gpu/numfuse_gpu_tests
       tools=(memcheck racecheck synccheck initcheck)
       pids=()
@@ -113,7 +117,7 @@ for stage in "${stages[@]}"; do
         extra=()
         [[ $tool == memcheck ]] && extra=(--leak-check full)
         compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 1 \
-          "$gpu_tests" '~[big]' >"$logs/sanitize-$tool.log" 2>&1 &
+          "$gpu_tests" '~[big]~[many]' -d yes >"$logs/sanitize-$tool.log" 2>&1 &
         pids+=($!)
       done
       compute-sanitizer --tool memcheck --error-exitcode 1 \

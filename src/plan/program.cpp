@@ -1,5 +1,6 @@
 #include "plan/program.hpp"
 
+#include "graph/build.hpp"
 #include "plan/flat_index.hpp"
 
 #include <cstring>
@@ -72,6 +73,16 @@ class Builder {
     return id;
   }
 
+  // A copy of node `id` that no other node merges with: the root of a value
+  // asked for twice.
+  int add_copy(int id) {
+    program.nodes.push_back(make_elementwise(OpId::copy, program.nodes[id]));
+    ProgramInputs ins;
+    ins.push_back(id);
+    program.inputs.push_back(ins);
+    return int(program.nodes.size()) - 1;
+  }
+
  private:
   static std::uint64_t key(const Node& n) { return reinterpret_cast<std::uintptr_t>(&n); }
   int done(const Node& n) const { return done_.find(key(n)); }
@@ -101,7 +112,13 @@ Program make_program(std::span<const NodePtr> roots) {
   thread_local Scratch scratch;
   Builder b(scratch);
   b.program.roots.reserve(roots.size());
-  for (const auto& r : roots) b.program.roots.push_back(b.visit(r));
+  for (const auto& r : roots) {
+    int id = b.visit(r);
+    // A step writes each node to one place: a value asked for twice
+    // (nf::eval(a, a), or two equal expressions) is written again by a copy.
+    if (std::ranges::find(b.program.roots, id) != b.program.roots.end()) id = b.add_copy(id);
+    b.program.roots.push_back(id);
+  }
   return std::move(b.program);  // a local's member is copied, not moved, unless asked
 }
 

@@ -229,6 +229,27 @@ TEST_CASE("nf::eval runs several outputs of one statement", "[arrays]") {
   CHECK_THAT(outs.at(0).to_vector<double>(), Equals(V{1, 2, 3, 4}));
 }
 
+TEST_CASE("nf::eval writes a value asked for twice into each output", "[arrays]") {
+  nf::seed(19);
+  Array x = nf::astype(nf::randn({31, 17}) * 2, nf::f16);
+  Array flags = nf::rand({17, 17}) < 0.5;
+  // astype to its own dtype is x itself: roots 0 and 2 are one node, beside
+  // a reduction that makes the statement more than one copy.
+  auto [same, counts, again] = nf::eval(nf::astype(x, nf::f16), nf::sum(flags, 0), x);
+  const std::vector<float> want = x.to_vector<float>();
+  CHECK(same.to_vector<float>() == want);
+  CHECK(again.to_vector<float>() == want);
+  const std::vector<bool> f = flags.to_vector<bool>();
+  std::vector<std::int64_t> column_counts(17, 0);
+  for (std::size_t i = 0; i < f.size(); ++i) column_counts[i % 17] += f[i];
+  CHECK(counts.to_vector<std::int64_t>() == column_counts);
+  // Two equal expressions merge into one node too.
+  auto [p, q] = nf::eval(nf::exp(x.astype(nf::f32)) + 1, nf::exp(x.astype(nf::f32)) + 1);
+  const std::vector<float> e = Array(nf::exp(x.astype(nf::f32)) + 1).to_vector<float>();
+  CHECK(p.to_vector<float>() == e);
+  CHECK(q.to_vector<float>() == e);
+}
+
 TEST_CASE("set_cpu_compute_dtype(f64) computes f32 work in double", "[cpu-backend][arrays]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   Array big = nf::full({1}, 1e8, nf::f32);

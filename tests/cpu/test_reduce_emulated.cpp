@@ -289,3 +289,16 @@ TEST_CASE("emulated: blocks that loop over rows, prefetching the next into share
   emulate({softmax(h)}, {}, prefetched, &walk);
   CHECK_FALSE(walk.prefetch);
 }
+
+TEST_CASE("emulated: a value asked for twice is written to each output",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  nf::seed(20);
+  nf::Array x = nf::astype(nf::randn({31, 17}) * 2, nf::f16);
+  nf::Array flags = nf::rand({17, 17}) < 0.5;
+  const auto outs = nf::test::emulate({x, nf::sum(flags, 0), x});
+  CHECK(outs[0].to_vector<float>() == x.to_vector<float>());
+  CHECK(outs[2].to_vector<float>() == x.to_vector<float>());
+  CHECK(outs[1].to_vector<std::int64_t>() ==
+        nf::Array(nf::sum(flags, 0)).to_vector<std::int64_t>());
+}

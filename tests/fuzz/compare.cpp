@@ -49,7 +49,7 @@ std::string compare(const Array& got, const Array& want, const Tolerance& tol) {
   std::vector<double> g(std::size_t(got.size())), w(std::size_t(want.size()));
   got.to(Device::cpu()).read_into(g.data(), f64);
   want.to(Device::cpu()).read_into(w.data(), f64);
-  double scale = 0;
+  double scale = tol.magnitude;
   for (double x : w)
     if (std::isfinite(x)) scale = std::max(scale, std::fabs(x));
   int bad = 0;

@@ -9,7 +9,11 @@ namespace nf::fuzz {
 
 struct Tolerance {
   bool exact = false;  // integers, bool, indices
-  double rel = 0;      // |got - want| <= rel * (|want| + the largest |want|)
+  double rel = 0;      // |got - want| <= rel * (|want| + scale)
+  // The scale is the largest |want|, or this when larger: the largest |value|
+  // the statement reads, since terms that cancel (x - mean(x)) leave errors
+  // of their own size in a result near zero.
+  double magnitude = 0;
 };
 
 // The tolerance for a result of dtype t computed through `depth` ops.

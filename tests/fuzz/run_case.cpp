@@ -1,6 +1,7 @@
 #include "run_case.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <unordered_set>
 
@@ -47,7 +48,8 @@ Lowered lower(const Statement& s, const std::vector<Array>& inputs) {
 
 // The tolerance of each result: its dtype's, loosened to that of the least
 // precise floating dtype computed on the way (an f64 result of f32 ops
-// carries f32 rounding); integer results stay exact.
+// carries f32 rounding), at the scale of the values read; integer results
+// stay exact.
 std::vector<Tolerance> tolerances(const Statement& s, const std::vector<Array>& inputs) {
   const std::vector<Expr> roots = build(s, inputs);
   double loosest = 0;
@@ -61,6 +63,12 @@ std::vector<Tolerance> tolerances(const Statement& s, const std::vector<Array>& 
     if (is_floating(n->dtype)) loosest = std::max(loosest, tolerance(n->dtype, s.depth).rel);
     for (const NodePtr& in : n->inputs) todo.push_back(in.get());
   }
+  double magnitude = 0;
+  for (const Input& in : s.inputs) {
+    for (double v : in.values) {
+      if (std::isfinite(v)) magnitude = std::max(magnitude, std::fabs(v));
+    }
+  }
   std::vector<Tolerance> out;
   for (const Expr& e : roots) {
     const DType t = s.kind == Statement::Kind::update || s.kind == Statement::Kind::write
@@ -68,6 +76,7 @@ std::vector<Tolerance> tolerances(const Statement& s, const std::vector<Array>& 
                         : e.dtype();
     Tolerance tol = tolerance(t, s.depth);
     if (!tol.exact) tol.rel = std::max(tol.rel, loosest);
+    tol.magnitude = magnitude;
     out.push_back(tol);
   }
   return out;

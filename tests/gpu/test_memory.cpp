@@ -23,7 +23,7 @@ nf::cuda::MemoryStats settled() {
 
 }  // namespace
 
-TEST_CASE("memory returns to where it started after 10,000 warm statements", "[gpu]") {
+TEST_CASE("memory returns to where it started after 10,000 warm statements", "[gpu][many]") {
   nf::set_default_device(kGpu);
   const nf::cuda::MemoryStats before = settled();
   {
