@@ -115,12 +115,19 @@ for stage in "${stages[@]}"; do
       start=$SECONDS
       for tool in "${tools[@]}"; do
         extra=()
-        [[ $tool == memcheck ]] && extra=(--leak-check full)
+        # numfuse checks the status of every CUDA call and throws; the tests
+        # provoke failing calls on purpose (out of memory, bad images).
+        [[ $tool == memcheck ]] && extra=(--leak-check full --report-api-errors no)
+        spec='~[big]~[many]'
+        # initcheck does not see cuBLASLt's sm_90 kernels write their outputs
+        # (the products' values are checked against the CPU), so it reports
+        # every later read of one; the other tests' reads it checks.
+        [[ $tool == initcheck ]] && spec+='~[gemm]'
         compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 1 \
-          "$gpu_tests" '~[big]~[many]' -d yes >"$logs/sanitize-$tool.log" 2>&1 &
+          "$gpu_tests" "$spec" -d yes >"$logs/sanitize-$tool.log" 2>&1 &
         pids+=($!)
       done
-      compute-sanitizer --tool memcheck --error-exitcode 1 \
+      compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 1 \
         build/release/tests/fuzz/numfuse_fuzz --mode gpu --first 100000 --cases 300 \
         >"$logs/sanitize-fuzz.log" 2>&1 &
       pids+=($!)
