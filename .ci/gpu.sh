@@ -29,7 +29,7 @@ read -r -a presets <<<"${NF_GPU_PRESETS:-release asan}"
 # The CUDA driver maps memory where ASan keeps its shadow gap; its own
 # allocations are not numfuse's leaks.
 export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1
-export LSAN_OPTIONS=suppressions=$PWD/.ci/lsan-cuda.supp:print_suppressions=0
+export LSAN_OPTIONS=suppressions=$PWD/.ci/lsan.supp:print_suppressions=0
 # Kernels compiled by one stage are read from disk by the next.
 export NF_CACHE_DIR=${NF_CACHE_DIR:-$PWD/build/gpu-kernel-cache}
 
