@@ -63,6 +63,17 @@ for stage in "${stages[@]}"; do
       done
       ;;
     suite)
+      # The cuda: tests load thousands of kernels, each compiled by NVRTC on
+      # first use, one at a time. Their CPU run records them as this GPU
+      # would load them, and numfuse warmup compiles them side by side into
+      # the cache the suite then reads (the asan run finds them there too).
+      manifest=build/gpu-kernels.manifest
+      rm -f "$manifest"
+      arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)
+      run "warm the kernel cache" "$logs/warmup.log" bash -c "
+        NF_DEVICE=cpu NF_TARGET_ARCH=$arch NF_KERNEL_MANIFEST=$manifest \
+          build/${presets[0]}/tests/numfuse_cpu_tests '~[cpu-backend]~[host]' >/dev/null &&
+        build/${presets[0]}/numfuse warmup $manifest -j $jobs --cache-dir '$NF_CACHE_DIR'"
       for preset in "${presets[@]}"; do
         # Under ASan the six exhaustive reduction tests (gpu-every*) take
         # their CPU references from ten minutes to half an hour; the release
