@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "op_calls.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -25,36 +26,10 @@ using I64 = std::int64_t;
 
 using Args = std::vector<nf::Expr>;
 
-template <int N, class F>
-nf::Expr apply(F f, const Args& x) {
-  if constexpr (N == 1)
-    return f(x.at(0));
-  else if constexpr (N == 2)
-    return f(x.at(0), x.at(1));
-  else
-    return f(x.at(0), x.at(1), x.at(2));
-}
-
-struct TableOp {
-  std::string_view name;
-  int arity;
-  nf::Expr (*call)(const Args&);
-};
-
-// Each row calls nf::<name> with <arity> operands: a table row without a public
-// function of its name does not compile.
-const std::vector<TableOp> kTable = {
-#define NF_ELEMENTWISE(name, arity, rule, accepts, fn)                                    \
-  {#name, arity, [](const Args& x) {                                                      \
-     return apply<arity>([](const auto&... a) -> nf::Expr { return nf::name(a...); }, x); \
-   }},
-#include "graph/ops.def"
-};
-
+using TableOp = nf::test::ElementwiseCall;
+const std::vector<TableOp>& kTable = nf::test::elementwise_calls();
 const TableOp& table_op(std::string_view name) {
-  for (const auto& op : kTable)
-    if (op.name == name) return op;
-  throw std::logic_error("no op " + std::string(name) + " in the table");
+  return nf::test::elementwise_call(name);
 }
 
 // ---- references -------------------------------------------------------------------

@@ -4,78 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <stdexcept>
-#include <type_traits>
 
 namespace nf::fuzz {
 namespace {
 
-template <int N, class F>
-Expr apply(F f, const std::vector<Expr>& x) {
-  if constexpr (N == 1)
-    return f(x.at(0));
-  else if constexpr (N == 2)
-    return f(x.at(0), x.at(1));
-  else
-    return f(x.at(0), x.at(1), x.at(2));
-}
-
-// A reduction's public function takes axes and ddof (var, std), axes (sum),
-// or one axis or none (argmax).
-template <class F>
-ReductionOp reduction(std::string_view name, F f) {
-  constexpr bool ddof = std::is_invocable_v<F, const Expr&, const Axes&, int>;
-  constexpr bool axes = std::is_invocable_v<F, const Expr&, const Axes&>;
-  return {name,
-          [f](const Expr& x, const Axes& a, int d) -> Expr {
-            if constexpr (ddof) {
-              return f(x, a, d);
-            } else if constexpr (axes) {
-              return f(x, a);
-            } else {
-              return a.is_all() ? f(x) : f(x, a.list().at(0));
-            }
-          },
-          !axes, ddof};
-}
-
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
-
-const std::vector<ElementwiseOp>& elementwise_ops() {
-  // Each row calls nf::<name> with <arity> operands: a row without a public
-  // function of its name does not compile.
-  static const std::vector<ElementwiseOp> ops = {
-#define NF_ELEMENTWISE(name, arity, rule, accepts, fn)                                \
-  {#name, arity, [](const std::vector<Expr>& x) {                                     \
-     return apply<arity>([](const auto&... a) -> Expr { return nf::name(a...); }, x); \
-   }},
-#include "graph/ops.def"
-  };
-  return ops;
-}
-
-const std::vector<ReductionOp>& reduction_ops() {
-  static const std::vector<ReductionOp> ops = {
-#define NF_REDUCTION(name, rule, accepts) \
-  reduction(#name, [](const auto&... a) -> decltype(nf::name(a...)) { return nf::name(a...); }),
-#include "graph/ops.def"
-  };
-  return ops;
-}
-
-const ElementwiseOp& elementwise_op(std::string_view name) {
-  for (const ElementwiseOp& op : elementwise_ops())
-    if (op.name == name) return op;
-  throw std::logic_error("fuzz: no elementwise op " + std::string(name));
-}
-
-const ReductionOp& reduction_op(std::string_view name) {
-  for (const ReductionOp& op : reduction_ops())
-    if (op.name == name) return op;
-  throw std::logic_error("fuzz: no reduction " + std::string(name));
-}
 
 std::string_view name(Domain d) {
   static constexpr std::string_view names[] = {"any",     "positive", "unit",     "small",

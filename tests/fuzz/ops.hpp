@@ -1,35 +1,34 @@
 // The op table (src/graph/ops.def) as the fuzzer calls it: every elementwise
-// and reduction row mapped to its public function, so that a new row is
-// fuzzed without a change here, and what the fuzzer knows of each op's
-// operands (which values suit it, how it grows its operands' magnitudes).
+// and reduction row (tests/common/op_calls.hpp), so that a new row is fuzzed
+// without a change here, and what the fuzzer knows of each op's operands
+// (which values suit it, how it grows its operands' magnitudes).
 #pragma once
 
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <numfuse/numfuse.hpp>
 
+#include "op_calls.hpp"
+
 namespace nf::fuzz {
 
-struct ElementwiseOp {
-  std::string_view name;
-  int arity;
-  std::function<Expr(const std::vector<Expr>&)> call;
-};
-
-struct ReductionOp {
-  std::string_view name;
-  std::function<Expr(const Expr&, const Axes&, int ddof)> call;
-  bool single_axis;  // one axis or all of them (argmax, argmin)
-  bool takes_ddof;   // var, std
-};
-
-const std::vector<ElementwiseOp>& elementwise_ops();
-const std::vector<ReductionOp>& reduction_ops();
-const ElementwiseOp& elementwise_op(std::string_view name);
-const ReductionOp& reduction_op(std::string_view name);
+// The op table's rows, as tests/common calls them.
+using ElementwiseOp = nf::test::ElementwiseCall;
+using ReductionOp = nf::test::ReductionCall;
+inline const std::vector<ElementwiseOp>& elementwise_ops() {
+  return nf::test::elementwise_calls();
+}
+inline const std::vector<ReductionOp>& reduction_ops() {
+  return nf::test::reduction_calls();
+}
+inline const ElementwiseOp& elementwise_op(std::string_view name) {
+  return nf::test::elementwise_call(name);
+}
+inline const ReductionOp& reduction_op(std::string_view name) {
+  return nf::test::reduction_call(name);
+}
 
 // Which values an operand gets (before rounding to its dtype).
 enum class Domain {
