@@ -5,7 +5,7 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck). CI has no
 # GPU: this is where GPU bugs are caught. Exits non-zero on any failure.
 #
-#   bash .ci/gpu.sh [STAGE...]     stages: build suite fuzz sanitize (default: all four)
+#   bash .ci/gpu.sh [STAGE...]     stages: build warm suite fuzz sanitize (default: all five)
 #
 # Needs the CUDA driver and toolkit (compute-sanitizer comes with it), CMake,
 # g++, and Catch2 2, fmt, OpenBLAS and xxHash: from Debian's packages
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
 stages=("$@")
-((${#stages[@]})) || stages=(build suite fuzz sanitize)
+((${#stages[@]})) || stages=(build warm suite fuzz sanitize)
 logs=${NF_GPU_LOGS:-build/gpu-logs}
 mkdir -p "$logs"
 jobs=$(nproc)
@@ -62,7 +62,7 @@ for stage in "${stages[@]}"; do
           bash -c "cmake --preset $preset && cmake --build --preset $preset -j$jobs"
       done
       ;;
-    suite)
+    warm)
       # The cuda: tests load thousands of kernels, each compiled by NVRTC on
       # first use, one at a time. Their CPU run records them as this GPU
       # would load them, and numfuse warmup compiles them side by side into
@@ -74,6 +74,8 @@ for stage in "${stages[@]}"; do
         NF_DEVICE=cpu NF_TARGET_ARCH=$arch NF_KERNEL_MANIFEST=$manifest \
           build/${presets[0]}/tests/numfuse_cpu_tests '~[cpu-backend]~[host]' >/dev/null &&
         build/${presets[0]}/numfuse warmup $manifest -j $jobs --cache-dir '$NF_CACHE_DIR'"
+      ;;
+    suite)
       for preset in "${presets[@]}"; do
         # Under ASan the six exhaustive reduction tests (gpu-every*) take
         # their CPU references from ten minutes to half an hour; the release
@@ -155,7 +157,7 @@ for stage in "${stages[@]}"; do
       done
       ;;
     *)
-      echo ".ci/gpu.sh: unknown stage '$stage' (build, suite, fuzz, sanitize)" >&2
+      echo ".ci/gpu.sh: unknown stage '$stage' (build, warm, suite, fuzz, sanitize)" >&2
       exit 2
       ;;
   esac
