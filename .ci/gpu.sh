@@ -77,11 +77,12 @@ for stage in "${stages[@]}"; do
       ;;
     suite)
       for preset in "${presets[@]}"; do
-        # Under ASan the six exhaustive reduction tests (gpu-every*) take
-        # their CPU references from ten minutes to half an hour; the release
-        # run covers them, and every other test runs in both builds.
+        # Under ASan the CPU references of the large shapes (gpu-big, and the
+        # six exhaustive reductions gpu-every*) take from ten minutes to half
+        # an hour each; the release run covers them, and every other test
+        # runs in both builds.
         exclude=()
-        [[ $preset == asan ]] && exclude=(-E '^gpu-every')
+        [[ $preset == asan ]] && exclude=(-E '^gpu-(every|big)')
         run "ctest $preset" "$logs/ctest-$preset.log" \
           ctest --preset "$preset" -j"$jobs" --output-on-failure "${exclude[@]}"
         # A skipped cuda: test means the GPU run did not happen.
@@ -121,7 +122,8 @@ for stage in "${stages[@]}"; do
       # The GPU tests but the large shapes and the 60,000 statements of the
       # memory test (minutes each under a sanitizer), and fuzz cases, under
       # each tool at once: they share the GPU. -d yes logs each test as it
-      # ends.
+      # ends. The tests that take most of the device's memory run after,
+      # alone.
       gpu_tests=build/release/tests/gpu/numfuse_gpu_tests
       tools=(memcheck racecheck synccheck initcheck)
       pids=()
@@ -131,7 +133,7 @@ for stage in "${stages[@]}"; do
         # numfuse checks the status of every CUDA call and throws; the tests
         # provoke failing calls on purpose (out of memory, bad images).
         [[ $tool == memcheck ]] && extra=(--leak-check full --report-api-errors no)
-        spec='~[big]~[many]'
+        spec='~[big]~[many]~[whole-device]'
         # initcheck does not see cuBLASLt's sm_90 kernels write their outputs
         # (the products' values are checked against the CPU), so it reports
         # every later read of one; the other tests' reads it checks.
@@ -155,6 +157,9 @@ for stage in "${stages[@]}"; do
           tail -n 40 "$log"
         fi
       done
+      run "sanitize whole-device" "$logs/sanitize-whole-device.log" \
+        compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
+        "$gpu_tests" '[whole-device]'
       ;;
     *)
       echo ".ci/gpu.sh: unknown stage '$stage' (build, warm, suite, fuzz, sanitize)" >&2

@@ -207,8 +207,9 @@ TEST_CASE("running out of device memory throws OutOfMemory", "[gpu]") {
 }
 
 // The pool keeps all freed memory (its release threshold is unlimited); the
-// driver must still hand it back when a request does not fit beside it.
-TEST_CASE("memory cached by the pool does not starve a larger request", "[gpu]") {
+// driver must still hand it back when a request does not fit beside it. It
+// takes most of the device: [whole-device] tests run alone.
+TEST_CASE("memory cached by the pool does not starve a larger request", "[gpu][whole-device]") {
   const std::size_t total = device_info(0).total_bytes;
   allocate_device(0, total / 10 * 6).reset();
   auto big = allocate_device(0, total / 10 * 7);
