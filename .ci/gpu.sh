@@ -41,7 +41,7 @@ run() {  # run NAME LOG COMMAND...: logs the command's output, notes its outcome
   shift 2
   local start=$SECONDS
   if "$@" >"$log" 2>&1; then
-    note ok "$name" "$((SECONDS - start)) s, $(tail -n 3 "$log" | grep -E 'passed|tests|ERROR SUMMARY' | tail -n 1)"
+    note ok "$name" "$((SECONDS - start)) s, $(tail -n 3 "$log" | grep -E 'passed|tests|SUMMARY' | tail -n 1)"
   else
     failed+=("$name")
     note FAILED "$name" "$((SECONDS - start)) s, see $log"
@@ -150,7 +150,7 @@ for stage in "${stages[@]}"; do
       for k in "${!tools[@]}"; do
         log=$logs/sanitize-${tools[k]}.log
         if wait "${pids[k]}"; then
-          note ok "sanitize ${tools[k]}" "$((SECONDS - start)) s, $(grep -E 'passed|ERROR SUMMARY' "$log" | tail -n 1)"
+          note ok "sanitize ${tools[k]}" "$((SECONDS - start)) s, $(grep -E 'passed|SUMMARY' "$log" | tail -n 1)"
         else
           failed+=("sanitize ${tools[k]}")
           note FAILED "sanitize ${tools[k]}" "$((SECONDS - start)) s, see $log"
