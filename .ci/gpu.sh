@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What CI does, on a machine with a GPU: the release and ASan+UBSan builds and
 # the whole suite in each (every test on the CPU backend and on cuda:0), the
-# differential fuzzer at 10,000 GPU-against-CPU cases, and the GPU tests under
+# differential fuzzer at 10,000 GPU-against-CPU cases and its misuse mode at
+# 10,000 hostile calls on the GPU, and the GPU tests under
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck). CI has no
 # GPU: this is where GPU bugs are caught. Exits non-zero on any failure.
 #
@@ -117,6 +118,10 @@ for stage in "${stages[@]}"; do
       else
         note ok "fuzz gpu" "$((SECONDS - start)) s, $passed passed, $mismatched failed"
       fi
+      # Hostile shapes, dtypes, scalars and environments on the GPU: each
+      # call works or throws a user error, and leaves every array as it was.
+      run "fuzz misuse" "$logs/fuzz-misuse.log" \
+        build/release/tests/fuzz/numfuse_fuzz --mode misuse --cases "$cases"
       ;;
     sanitize)
       # The GPU tests but the large shapes and the 60,000 statements of the

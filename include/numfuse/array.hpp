@@ -10,6 +10,7 @@
 //                      `a[...] = expr`), casting to its dtype;
 //   a += expr;         updates a's storage in place, visible through every
 //                      view of it; the dtype must be same-kind castable.
+// The last two need a writeable() array.
 // A statement that throws leaves every array unchanged.
 #pragma once
 
@@ -99,6 +100,11 @@ class Array {
   std::int64_t size() const { return numel(shape_); }
   Device device() const;
   bool is_contiguous() const;
+  // numpy's flags.writeable: false for arrays from broadcast_to and every
+  // view of them, and for any view whose elements alias each other (a stride
+  // 0 on an axis longer than 1). Writing to one (`v += 1`, `v(...) = x`)
+  // throws ValueError and changes nothing.
+  bool writeable() const;
 
   // Views.
   template <class... I>
@@ -156,12 +162,15 @@ class Array {
   void read_item(void* dst, DType t) const;
   void write(const Expr& e) const;
   void update(const Expr& e) const;
+  // A view of the same storage, read-only when this array is.
+  Array view(Shape shape, Strides strides, std::int64_t offset) const;
 
   std::shared_ptr<Storage> storage_;
   DType dtype_ = f32;
   Shape shape_{0};
   Strides strides_{1};
   std::int64_t offset_ = 0;
+  bool read_only_ = false;
 };
 
 template <class T>

@@ -12,7 +12,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Shapes that do not broadcast, bad axes, bad slices, bad reshapes.
+// Shapes that do not broadcast, bad axes, bad slices, bad reshapes, negative
+// dimensions, element counts past int64.
 class ShapeError : public Error {
  public:
   using Error::Error;
@@ -25,12 +26,16 @@ class DTypeError : public Error {
 };
 
 // A value outside what an op accepts (an index out of range, a scalar that does
-// not fit the array's dtype, a reduction of an empty array without identity).
+// not fit the array's dtype, an integer to a negative scalar power, a
+// reduction of an empty array without identity), or a write into a read-only
+// view (Array::writeable()).
 class ValueError : public Error {
  public:
   using Error::Error;
 };
 
+// An array larger than any device addresses (2^63-1 bytes) or than its
+// device holds; the message names the bytes asked and, on a GPU, those free.
 class OutOfMemory : public Error {
  public:
   using Error::Error;

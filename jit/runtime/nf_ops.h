@@ -269,8 +269,10 @@ NF_FLOAT_REMAINDER(nf_f32, fmodf, copysignf)
 NF_FLOAT_REMAINDER(nf_f64, fmod, copysign)
 #undef NF_FLOAT_REMAINDER
 
-// Integer powers by squaring, wrapping; a negative exponent gives 0 unless
-// the base is 1 or -1 (numpy raises instead).
+// Integer powers by squaring, wrapping. A negative exponent gives 0 unless
+// the base is 1 or -1 (0 to a negative power too): numpy raises instead, and
+// numfuse does where the exponent is a scalar (graph/build.cpp); an array's
+// exponents are only seen here, by the kernel, which cannot raise.
 template <class T>
 NF_HD T nf_power(T a, T b) {
   if (b < (T)0) {

@@ -61,6 +61,14 @@ const Array& Array::operator=(const Expr& e) && {
 
 // numpy's a[...] = e: e broadcasts to the view's shape and is cast to its dtype.
 void Array::write(const Expr& e) const {
+  if (!writeable()) {
+    // Writing each element of such a view writes its aliases too: numpy
+    // makes these views read-only.
+    throw ValueError("assignment destination is read-only: the view of shape " + to_string(shape_) +
+                     " and strides " + to_string(strides_) +
+                     " comes from broadcast_to or repeats elements (a stride 0); write to its "
+                     "base array, or to a copy()");
+  }
   const Shape& s = e.shape();
   if (s.size() > shape_.size() || broadcast_shapes(s, shape_, "assignment") != shape_) {
     throw ShapeError("assignment: a value of shape " + to_string(s) +
@@ -116,7 +124,7 @@ Array Array::reshape(Shape shape) const {
   const NodePtr r = make_reshape(make_leaf(*this), std::move(shape));
   // Not viewable: one copy in C order, which is then viewed.
   if (!is_contiguous()) return copy().reshape(r->shape);
-  return Array(storage_, dtype_, r->shape, contiguous_strides(r->shape), offset_);
+  return view(r->shape, contiguous_strides(r->shape), offset_);
 }
 
 void Array::read_into(void* dst, DType t) const {

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "api/execute.hpp"
+#include "core/scalar_fits.hpp"
+#include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "graph/build.hpp"
 #include "numfuse/errors.hpp"
@@ -12,21 +14,34 @@
 
 namespace nf {
 
-Array empty(const Shape& shape, DType dtype) {
-  return new_array(dtype, shape);
-}
+namespace {
 
-Array full(const Shape& shape, double value, DType dtype) {
+// A new array of `shape` filled with `value`, for creation function `op`.
+// The size and the value are checked before anything is allocated.
+Array filled(const char* op, const Shape& shape, double value, DType dtype) {
+  checked_bytes(shape, dtype, op);
+  check_float_fits(value, dtype, op);
   Array out = new_array(dtype, shape);
   execute(make_broadcast(make_constant(value, dtype), shape), out);
   return out;
 }
 
+}  // namespace
+
+Array empty(const Shape& shape, DType dtype) {
+  checked_bytes(shape, dtype, "nf::empty");
+  return new_array(dtype, shape);
+}
+
+Array full(const Shape& shape, double value, DType dtype) {
+  return filled("nf::full", shape, value, dtype);
+}
+
 Array zeros(const Shape& shape, DType dtype) {
-  return full(shape, 0.0, dtype);
+  return filled("nf::zeros", shape, 0.0, dtype);
 }
 Array ones(const Shape& shape, DType dtype) {
-  return full(shape, 1.0, dtype);
+  return filled("nf::ones", shape, 1.0, dtype);
 }
 
 Array eye(std::int64_t n, DType dtype) {
@@ -40,7 +55,13 @@ Array arange(double start, double stop, double step, DType dtype) {
     throw ValueError("arange(" + std::to_string(start) + ", " + std::to_string(stop) + ", " +
                      std::to_string(step) + "): the bounds must be finite and the step nonzero");
   }
-  const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
+  const double count = std::max(0.0, std::ceil((stop - start) / step));
+  // 2^63, exact as a double, is the first count an int64 cannot hold.
+  if (!(count < 9223372036854775808.0)) {
+    throw ShapeError("arange(" + std::to_string(start) + ", " + std::to_string(stop) + ", " +
+                     std::to_string(step) + "): more values than a 64-bit count holds");
+  }
+  const auto n = static_cast<std::int64_t>(count);
   const Expr i(make_iota({n}, 0, f64));
   return Array(astype(i * step + start, dtype));
 }
@@ -55,13 +76,14 @@ Array linspace(double start, double stop, std::int64_t num, DType dtype) {
 }
 
 Array array(const void* data, DType dtype, const Shape& shape) {
+  checked_bytes(shape, dtype, "nf::array");
   Array out = new_array(dtype, shape);
   copy_to_array(out, data);
   return out;
 }
 
 Array array(const void* data, std::size_t count, DType dtype, const Shape& shape) {
-  if (numel(shape) != std::int64_t(count)) {
+  if (checked_numel(shape, "nf::array") != std::int64_t(count)) {
     throw ShapeError("array: " + std::to_string(count) + " values cannot fill shape " +
                      to_string(shape) + " (" + std::to_string(numel(shape)) + " elements)");
   }

@@ -28,6 +28,20 @@ Device Array::device() const {
   return storage_->device;
 }
 
+Array Array::view(Shape shape, Strides strides, std::int64_t offset) const {
+  Array v(storage_, dtype_, std::move(shape), std::move(strides), offset);
+  v.read_only_ = read_only_;
+  return v;
+}
+
+bool Array::writeable() const {
+  if (read_only_) return false;
+  for (std::size_t i = 0; i < shape_.size(); ++i) {
+    if (shape_[i] > 1 && strides_[i] == 0) return false;
+  }
+  return true;
+}
+
 bool Array::is_contiguous() const {
   std::int64_t expect = 1;
   for (std::size_t i = shape_.size(); i-- > 0;) {
@@ -58,11 +72,14 @@ void resolve_slice(const Slice& s, std::int64_t n, int axis, std::int64_t& start
   if (step > 0) {
     start = clamp(s.start, 0, 0, n);
     stop = clamp(s.stop, n, 0, n);
-    length = stop > start ? (stop - start + step - 1) / step : 0;
+    length = stop > start ? (stop - start - 1) / step + 1 : 0;
   } else {
     start = clamp(s.start, n - 1, -1, n - 1);
     stop = clamp(s.stop, -1, -1, n - 1);
-    length = start > stop ? (start - stop - step - 1) / (-step) : 0;
+    // Unsigned: -step overflows for the most negative step.
+    length = start > stop
+                 ? std::int64_t(std::uint64_t(start - stop - 1) / (0 - std::uint64_t(step))) + 1
+                 : 0;
   }
 }
 
@@ -83,8 +100,12 @@ Array Array::index(const std::vector<Index>& idx) const {
       if (axis < idx.size()) resolve_slice(idx[axis].slice(), n, int(axis), start, length);
       const std::int64_t step = axis < idx.size() ? idx[axis].slice().step : 1;
       if (length > 0) offset += start * strides_[axis];
+      // A step that overflows the stride takes at most one element, whose
+      // stride is never used.
+      std::int64_t stride;
+      if (__builtin_mul_overflow(strides_[axis], step, &stride)) stride = 0;
       shape.push_back(length);
-      strides.push_back(strides_[axis] * step);
+      strides.push_back(stride);
     } else {
       const std::int64_t i = idx[axis].index();
       if (i < -n || i >= n) {
@@ -94,7 +115,7 @@ Array Array::index(const std::vector<Index>& idx) const {
       offset += (i < 0 ? i + n : i) * strides_[axis];
     }
   }
-  return Array(storage_, dtype_, std::move(shape), std::move(strides), offset);
+  return view(std::move(shape), std::move(strides), offset);
 }
 
 Array Array::transpose(std::vector<int> perm) const {
@@ -117,7 +138,7 @@ Array Array::transpose(std::vector<int> perm) const {
     shape[i] = shape_[a];
     strides[i] = strides_[a];
   }
-  return Array(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+  return view(std::move(shape), std::move(strides), offset_);
 }
 
 Array Array::squeeze(Axes axes) const {
@@ -140,7 +161,7 @@ Array Array::squeeze(Axes axes) const {
     shape.push_back(shape_[i]);
     strides.push_back(strides_[i]);
   }
-  return Array(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+  return view(std::move(shape), std::move(strides), offset_);
 }
 
 Array Array::expand_dims(int axis) const {
@@ -149,15 +170,20 @@ Array Array::expand_dims(int axis) const {
   Strides strides = strides_;
   shape.insert(shape.begin() + a, 1);
   strides.insert(strides.begin() + a, 0);
-  return Array(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+  return view(std::move(shape), std::move(strides), offset_);
 }
 
 Array Array::broadcast_to(const Shape& shape) const {
+  checked_numel(shape, "broadcast_to");
   if (shape.size() < shape_.size() || broadcast_shapes(shape_, shape, "broadcast_to") != shape) {
     throw ShapeError("broadcast_to: cannot broadcast shape " + to_string(shape_) + " to " +
                      to_string(shape));
   }
-  return Array(storage_, dtype_, shape, broadcast_strides(shape_, strides_, shape), offset_);
+  // Read-only as numpy's: a write through it would be a write through
+  // repeated elements, or look like one to a reader of the code.
+  Array v = view(shape, broadcast_strides(shape_, strides_, shape), offset_);
+  v.read_only_ = true;
+  return v;
 }
 
 }  // namespace nf

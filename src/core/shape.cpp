@@ -7,10 +7,59 @@
 
 namespace nf {
 
+namespace {
+
+std::string prefix(const char* op) {
+  return op ? std::string(op) + ": " : std::string();
+}
+
+// Decimal digits of a 128-bit count: a byte size past 2^64 is still named exactly.
+__extension__ typedef unsigned __int128 u128;
+std::string to_string(u128 v) {
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), char('0' + int(v % 10)));
+    v /= 10;
+  } while (v);
+  return digits;
+}
+
+}  // namespace
+
+std::int64_t checked_numel(const Shape& shape, const char* op) {
+  // The product of the nonzero dimensions must fit, even where a zero makes
+  // the count 0: strides are products of trailing dimensions.
+  std::int64_t nonzero = 1;
+  bool empty = false;
+  for (auto d : shape) {
+    if (d < 0) {
+      throw ShapeError(prefix(op) + "negative dimension " + std::to_string(d) + " in shape " +
+                       to_string(shape));
+    }
+    if (d == 0) {
+      empty = true;
+    } else if (__builtin_mul_overflow(nonzero, d, &nonzero)) {
+      throw ShapeError(prefix(op) + "shape " + to_string(shape) +
+                       " has more elements than a 64-bit count holds (" +
+                       std::to_string(INT64_MAX) + ")");
+    }
+  }
+  return empty ? 0 : nonzero;
+}
+
+std::size_t checked_bytes(const Shape& shape, DType t, const char* op) {
+  const u128 bytes = u128(checked_numel(shape, op)) * itemsize(t);
+  if (bytes > kMaxArrayBytes) {
+    throw OutOfMemory(prefix(op) + "an array of shape " + to_string(shape) + " and dtype " +
+                      std::string(name(t)) + " needs " + to_string(bytes) +
+                      " bytes, more than any device addresses (" + std::to_string(kMaxArrayBytes) +
+                      ")");
+  }
+  return std::size_t(bytes);
+}
+
 std::int64_t numel(const Shape& s) {
-  std::int64_t n = 1;
-  for (auto d : s) n *= d;
-  return n;
+  return checked_numel(s, nullptr);
 }
 
 std::string to_string(const Shape& s) {

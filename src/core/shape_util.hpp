@@ -1,13 +1,28 @@
 // Internal helpers on shapes and strides shared by every layer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "numfuse/dtype.hpp"
 #include "numfuse/shape.hpp"
 
 namespace nf {
+
+// Every shape that enters numfuse (creation, views, node factories) is sized
+// by these two, so nothing downstream multiplies a size unchecked.
+//
+// The element count of `shape`. Throws ShapeError naming `op` (may be null)
+// and the shape for a negative dimension or a count past int64.
+std::int64_t checked_numel(const Shape& shape, const char* op);
+// The bytes of an array of `shape` and dtype `t`. Throws what checked_numel
+// throws, and OutOfMemory naming the bytes asked where they pass
+// kMaxArrayBytes: byte offsets into an array must fit a signed 64-bit
+// integer on every device. What one device can hold is its allocator's check.
+std::size_t checked_bytes(const Shape& shape, DType t, const char* op);
+inline constexpr std::uint64_t kMaxArrayBytes = INT64_MAX;
 
 Strides contiguous_strides(const Shape& shape);
 // Normalises a possibly negative axis; throws ShapeError naming `op`.

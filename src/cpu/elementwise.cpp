@@ -23,8 +23,20 @@ void loop(Value& out, const std::vector<Value>& ins, F f, std::index_sequence<I.
   R* o = out.data<R>();
   for_each_row<K>(out.shape, sp,
                   [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                    for (std::int64_t i = 0; i < n; ++i) {
-                      o[first + i] = f(std::get<I>(p)[off[I] + i * step[I]]...);
+                    // Rows of contiguous operands and operands constant
+                    // along the row (a row's mean) vectorise.
+                    if (((step[I] == 1) && ...)) {
+                      for (std::int64_t i = 0; i < n; ++i) {
+                        o[first + i] = f(std::get<I>(p)[off[I] + i]...);
+                      }
+                    } else if (((step[I] <= 1 && step[I] >= 0) && ...)) {
+                      for (std::int64_t i = 0; i < n; ++i) {
+                        o[first + i] = f(std::get<I>(p)[off[I] + (step[I] ? i : 0)]...);
+                      }
+                    } else {
+                      for (std::int64_t i = 0; i < n; ++i) {
+                        o[first + i] = f(std::get<I>(p)[off[I] + i * step[I]]...);
+                      }
                     }
                   });
 }

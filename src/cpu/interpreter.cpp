@@ -3,85 +3,147 @@
 #include <string>
 
 #include "core/shape_util.hpp"
-#include "cpu/convert.hpp"
-#include "cpu/kernels.hpp"
+#include "cpu/steps.hpp"
+#include "cpu/value.hpp"
+#include "graph/build.hpp"
 #include "numfuse/errors.hpp"
+#include "plan/memory_layout.hpp"
 
 namespace nf::cpu {
 namespace {
 
-// A view of `v` with new shape and strides over the same elements.
-Value view(const Value& v, Shape shape, Strides strides) {
-  Value out = v;
-  out.shape = std::move(shape);
-  out.strides = std::move(strides);
-  return out;
+// The dtype a value the plan keeps in memory is stored in: its own, as on a
+// GPU, except that f64 emulation keeps floating values in double.
+DType stored_dtype(DType t) {
+  return is_floating(t) && compute_type(t) == f64 ? f64 : t;
 }
 
-Value evaluate(const Node& n, const std::vector<const Value*>& in) {
-  switch (op_kind(n.op)) {
-    case OpKind::leaf:
-      return load(*n.array);
-    case OpKind::constant:
-      return constant(n.fvalue, n.ivalue, n.dtype);
-    case OpKind::iota:
-      return iota(n.shape, int(n.ivalue), n.dtype);
-    case OpKind::random:
-      return random(n.op, n.shape, n.dtype, n.seed, n.stream);
-    case OpKind::cast:
-      return cast(*in[0], n.dtype);
-    case OpKind::elementwise: {
-      std::vector<Value> args;
-      for (const Value* v : in) args.push_back(*v);
-      return elementwise(n.op, n.shape, compute_type(n.dtype), args);
+bool same_view(const Array& a, const Array& b) {
+  return a.storage() == b.storage() && a.dtype() == b.dtype() && a.offset() == b.offset() &&
+         a.shape() == b.shape() && a.strides() == b.strides();
+}
+
+// A view node of memory, over its input's memory.
+Array view_of(const Node& n, const Array& in) {
+  Strides s;
+  if (n.op == OpId::reshape) {
+    s = contiguous_strides(n.shape);  // the schedule aliases contiguous inputs only
+  } else if (n.op == OpId::broadcast) {
+    s = broadcast_strides(in.shape(), in.strides(), n.shape);
+  } else {
+    for (int a : n.axes) s.push_back(in.strides()[a]);
+  }
+  return Array(in.storage(), in.dtype(), n.shape, std::move(s), in.offset());
+}
+
+void copy(const Array& from, const Array& to) {
+  const Program p = make_program({make_leaf(from)});
+  run_fused(p, {false}, {{0, to}}, to.shape(), {from});
+}
+
+class Runner {
+ public:
+  Runner(const Program& p, const Schedule& plan, const std::vector<Array>& outputs)
+      : p_(p), plan_(plan), outputs_(outputs), mem_(p.nodes.size()) {
+    // A buffer is freed after the last step that reads it.
+    last_read_.assign(p.nodes.size(), -1);
+    for (int k = 0; k < int(plan.steps.size()); ++k) {
+      for (int r : plan.steps[k].reads) last_read_[base_of(r)] = k;
     }
-    case OpKind::reduction:
-      return reduce(n.op, *in[0], n.axes, n.ivalue, compute_type(n.dtype));
-    case OpKind::gemm:
-      return matmul(*in[0], *in[1], n.shape);
-    case OpKind::view: {
-      const Value& x = *in[0];
-      if (n.op == OpId::reshape) {
-        const Value c = contiguous(x);
-        return view(c, n.shape, contiguous_strides(n.shape));
+    // Roots are copied to their outputs at the end.
+    for (int r : p.roots) last_read_[base_of(r)] = int(plan.steps.size());
+  }
+
+  void run() {
+    for (int k = 0; k < int(plan_.steps.size()); ++k) {
+      const Step& s = plan_.steps[k];
+      for (int r : s.reads) resolve(r);
+      std::vector<Write> writes;
+      for (int w : s.writes) {
+        // Leaves and views are copied to their outputs at the end.
+        if (plan_.home[w] == Schedule::Home::step) writes.push_back({w, allocate(w)});
       }
-      if (n.op == OpId::broadcast) {
-        return view(x, n.shape, broadcast_strides(x.shape, x.strides, n.shape));
+      if (!writes.empty()) run_step(s, writes);
+      for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
+        if (plan_.home[i] == Schedule::Home::alias || last_read_[i] == k) {
+          mem_[i].reset();
+        }
       }
-      Strides s(n.axes.size());
-      for (std::size_t i = 0; i < n.axes.size(); ++i) s[i] = x.strides[n.axes[i]];
-      return view(x, n.shape, std::move(s));
+    }
+    for (std::size_t r = 0; r < p_.roots.size(); ++r) {
+      const Array& v = resolve(p_.roots[r]);
+      if (!same_view(v, outputs_[r])) copy(v, outputs_[r]);
     }
   }
-  throw InternalError("cpu: cannot evaluate op " + std::string(op_name(n.op)));
-}
+
+ private:
+  const Node& node(int i) const { return *p_.nodes[i]; }
+
+  int base_of(int i) const {
+    while (plan_.home[i] == Schedule::Home::alias) i = p_.inputs[i][0];
+    return i;
+  }
+
+  const Array& resolve(int i) {
+    std::optional<Array>& m = mem_[i];
+    if (m) return *m;
+    switch (plan_.home[i]) {
+      case Schedule::Home::leaf:
+        m = *node(i).array;
+        break;
+      case Schedule::Home::alias:
+        m = view_of(node(i), resolve(p_.inputs[i][0]));
+        break;
+      default:
+        throw InternalError("cpu: node " + std::to_string(i) + " is read before it is written");
+    }
+    return *m;
+  }
+
+  // Where step node i goes: straight into its output where that stores what
+  // the plan would, else a new buffer.
+  const Array& allocate(int i) {
+    const Node& n = node(i);
+    const DType t = stored_dtype(n.dtype);
+    const int root = plan_.root_of[i];
+    if (root >= 0 && outputs_[root].dtype() == t) {
+      mem_[i] = outputs_[root];
+    } else {
+      mem_[i] = Array(allocate_host(std::size_t(numel(n.shape)) * itemsize(t)), t, n.shape,
+                      contiguous_strides(n.shape), 0);
+    }
+    return *mem_[i];
+  }
+
+  void run_step(const Step& s, const std::vector<Write>& writes) {
+    switch (s.kind) {
+      case StepKind::fused:
+        return run_fused(p_, computed_by(p_, s), writes, s.domain, mem_);
+      case StepKind::reduction:
+        return run_reduction(p_, s, writes, mem_);
+      case StepKind::gemm:
+        return run_gemm(p_, s, writes.back(), mem_);
+    }
+  }
+
+  const Program& p_;
+  const Schedule& plan_;
+  const std::vector<Array>& outputs_;
+  Memory mem_;
+  std::vector<int> last_read_;
+};
 
 }  // namespace
 
 void run(const Program& p, const Schedule& plan, const std::vector<Array>& outputs) {
-  // Per node: the last node to read it, after which its value is dropped.
-  // Roots are kept to the end.
-  std::vector<int> last_use(p.nodes.size(), -1);
-  for (int i = 0; i < int(p.nodes.size()); ++i) {
-    for (int in : p.inputs[i]) last_use[in] = i;
+  if (!writes_where_it_reads_elsewhere(p, plan, outputs)) return Runner(p, plan, outputs).run();
+  std::vector<Array> temps;
+  for (const Array& o : outputs) {
+    temps.push_back(Array(allocate_host(std::size_t(o.size()) * itemsize(o.dtype())), o.dtype(),
+                          o.shape(), contiguous_strides(o.shape()), 0));
   }
-  for (int r : p.roots) last_use[r] = int(p.nodes.size());
-  std::vector<Value> values(p.nodes.size());
-  for (std::size_t i = 0; i < p.nodes.size(); ++i) {
-    std::vector<const Value*> in;
-    for (int j : p.inputs[i]) in.push_back(&values[j]);
-    const Node& n = *p.nodes[i];
-    values[i] = evaluate(n, in);
-    // A stored f16 is an f16, as on the GPU; f64 emulation keeps full precision.
-    if (plan.home[i] == Schedule::Home::step && itemsize(n.dtype) == 2 &&
-        compute_type(n.dtype) == f32) {
-      values[i] = cast(values[i], n.dtype);
-    }
-    for (int j : p.inputs[i]) {
-      if (last_use[j] == int(i)) values[j] = Value{};
-    }
-  }
-  for (std::size_t r = 0; r < p.roots.size(); ++r) store(values[p.roots[r]], outputs[r]);
+  Runner(p, plan, temps).run();
+  for (std::size_t r = 0; r < outputs.size(); ++r) copy(temps[r], outputs[r]);
 }
 
 }  // namespace nf::cpu

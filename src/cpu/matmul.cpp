@@ -1,13 +1,42 @@
 // Matrix products: OpenBLAS for f32/f64, plain loops (wrapping, as numpy) for
-// integers and bool. Transposed operands are passed to BLAS as layouts.
+// integers and bool. Operands are passed to BLAS where they lie, transposed
+// ones as layouts; OpenBLAS runs on as many threads as the blocks do.
 #include <cblas.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 
 #include "core/shape_util.hpp"
 #include "cpu/kernels.hpp"
+#include "cpu/thread_pool.hpp"
 #include "runtime/nf_ops.h"
 
 namespace nf::cpu {
 namespace {
+
+// OpenBLAS sizes its pool from the cores it sees, which in a container can be
+// more than the quota it may use; its own variables still win. Its kernels
+// are chosen when it loads: OpenBLAS 0.3.21 (Debian 12) does not recognise
+// some current virtualised Xeons and takes its generic SSE3 ("Prescott")
+// kernels, about six times slower; only OPENBLAS_CORETYPE, set before the
+// program starts, changes that, so it is said once.
+void set_up_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!std::getenv("OPENBLAS_NUM_THREADS") && !std::getenv("GOTO_NUM_THREADS")) {
+      openblas_set_num_threads(thread_count());
+    }
+    const char* core = openblas_get_corename();
+    if (core && std::strcmp(core, "Prescott") == 0 && __builtin_cpu_supports("avx2")) {
+      std::fprintf(stderr,
+                   "numfuse: OpenBLAS runs its generic Prescott kernels on a CPU with AVX2; "
+                   "products are several times faster with OPENBLAS_CORETYPE=%s set\n",
+                   __builtin_cpu_supports("avx512f") ? "SkylakeX" : "Haswell");
+    }
+  });
+}
 
 // How BLAS reads the last two axes of an operand without a copy.
 struct Layout {
@@ -38,14 +67,14 @@ void gemm(const T* a, Layout la, const T* b, Layout lb, T* c, std::int64_t m, st
 
 }  // namespace
 
-Value matmul(const Value& a_in, const Value& b_in, const Shape& out_shape) {
+void matmul(const Value& a_in, const Value& b_in, const Value& out) {
   Value a = a_in, b = b_in;
   const bool blas = a.ctype == f32 || a.ctype == f64;
   if (!blas || !layout_of(a).ok) a = contiguous(a);
   if (!blas || !layout_of(b).ok) b = contiguous(b);
+  const Shape& out_shape = out.shape;
   const int nd = int(out_shape.size());
   const std::int64_t m = out_shape[nd - 2], n = out_shape[nd - 1], k = a.shape.back();
-  Value out = make_value(a.ctype, out_shape);
   const Shape batch(out_shape.begin(), out_shape.end() - 2);
   auto batch_strides = [&](const Value& v) {
     const Shape vb(v.shape.begin(), v.shape.end() - 2);
@@ -61,6 +90,7 @@ Value matmul(const Value& a_in, const Value& b_in, const Shape& out_shape) {
                                       (off[2] + i * step[2]) * m * n});
                     }
                   });
+  if (blas) set_up_blas();
   visit_ctype(a.ctype, [&](auto tag) {
     using T = decltype(tag);
     for (const auto& [oa, ob, oc] : mats) {
@@ -75,7 +105,7 @@ Value matmul(const Value& a_in, const Value& b_in, const Shape& out_shape) {
       } else {
         const T* pa = a.data<T>() + oa;
         const T* pb = b.data<T>() + ob;
-        for (std::int64_t i = 0; i < m; ++i) {
+        parallel_for(m, [&](std::int64_t i) {
           for (std::int64_t j = 0; j < n; ++j) {
             T acc = T(0);
             for (std::int64_t q = 0; q < k; ++q) {
@@ -83,11 +113,10 @@ Value matmul(const Value& a_in, const Value& b_in, const Shape& out_shape) {
             }
             c[i * n + j] = acc;
           }
-        }
+        });
       }
     }
   });
-  return out;
 }
 
 }  // namespace nf::cpu

@@ -102,6 +102,9 @@ void free_device(int device, std::size_t bytes, void* data) {
 }  // namespace
 
 std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
+  // More than the device has can never succeed, and the pool's answer to an
+  // absurd size (one past its address space) need not be "out of memory".
+  if (bytes > device_info(device).total_bytes) throw_out_of_memory(device, bytes);
   const cudaStream_t s = stream(device);
   auto storage = std::make_shared<Storage>();
   storage->device = Device{Device::Kind::cuda, device};

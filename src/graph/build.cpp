@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <limits>
 #include <span>
 #include <string>
 
 #include "core/hash_mix.hpp"
+#include "core/scalar_fits.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "numfuse/errors.hpp"
+#include "runtime/nf_cast.h"
 
 namespace nf {
 namespace {
@@ -65,8 +66,21 @@ void place(Node& n) {
   }
 }
 
+// "nf::add" and so on, as literals: finish() can name a node's op in an
+// error without building a string for every node it makes.
+constexpr const char* kQualifiedName[] = {
+#define NF_ELEMENTWISE(name, ...) "nf::" #name,
+#define NF_REDUCTION(name, ...) "nf::" #name,
+#define NF_STRUCTURAL(name, ...) "nf::" #name,
+#include "graph/ops.def"
+};
+
 NodePtr finish(std::shared_ptr<Node> made) {
   Node& n = *made;
+  // Every node may be materialised or indexed by byte offsets: its size is
+  // checked here, once, where its shape was made (a broadcast, a product,
+  // a generator's shape, a cast to a wider dtype).
+  checked_bytes(n.shape, n.dtype, kQualifiedName[std::size_t(n.op)]);
   place(n);
   Hasher h;
   h.add(n.op).add(n.dtype).add(n.weak).add_vec(n.shape);
@@ -170,12 +184,17 @@ std::string op_str(OpId op) {
   return "nf::" + std::string(op_name(op));
 }
 
-// Float to integer conversions saturate and send NaN to 0, as CUDA's do.
-std::int64_t saturate_to_i64(double v) {
-  if (v != v) return 0;
-  if (v >= 9.2233720368547758e18) return std::numeric_limits<std::int64_t>::max();
-  if (v <= -9.2233720368547758e18) return std::numeric_limits<std::int64_t>::min();
-  return static_cast<std::int64_t>(v);
+// A floating constant folded into an integer dtype takes the value a kernel
+// converting it would compute: the one rule of jit/runtime/nf_cast.h.
+std::int64_t float_to_int(double v, DType t) {
+  switch (t) {
+    case DType::u8:
+      return nf_convert<nf_u8>(v);
+    case DType::i32:
+      return nf_convert<nf_i32>(v);
+    default:
+      return nf_convert<nf_i64>(v);
+  }
 }
 
 int kind_of(DType t) {
@@ -189,15 +208,19 @@ DType weak_default(DType weak) {
 }
 
 void check_fits(const Node& c, DType t, OpId op) {
-  if (c.op != OpId::constant || !is_integral(t) || !is_integral(c.dtype)) return;
-  const std::int64_t v = c.ivalue;
-  const bool fits = t == u8    ? v >= 0 && v <= 255
-                    : t == i32 ? v >= std::numeric_limits<std::int32_t>::min() &&
-                                     v <= std::numeric_limits<std::int32_t>::max()
-                               : true;
-  if (!fits) {
-    throw ValueError(op_str(op) + ": the scalar " + std::to_string(v) + " does not fit dtype " +
-                     std::string(name(t)) + " (cast the array first)");
+  if (c.op != OpId::constant || !is_integral(c.dtype)) return;
+  check_int_fits(c.ivalue, t, op_str(op));
+}
+
+// numpy raises for an integer power with a negative integer exponent; one
+// known when the statement is built raises here. An array's negative
+// exponents compute nf_power's documented result (jit/runtime/nf_ops.h).
+void check_integer_exponent(const Node& exponent, DType t) {
+  if (exponent.op == OpId::constant && exponent.ivalue < 0) {
+    throw ValueError("nf::power: integers to negative integer powers are not allowed (" +
+                     std::string(name(t)) + " to the power " + std::to_string(exponent.ivalue) +
+                     "); use a floating base, e.g. nf::power(nf::astype(x, nf::f64), " +
+                     std::to_string(exponent.ivalue) + ")");
   }
 }
 
@@ -300,7 +323,7 @@ NodePtr make_weak_bool(bool v) {
 }
 
 NodePtr make_constant(double v, DType t) {
-  return constant(t, false, v, t == bool_ ? v != 0 : saturate_to_i64(v));
+  return constant(t, false, v, t == bool_ ? v != 0 : float_to_int(v, t));
 }
 
 NodePtr make_iota(const Shape& shape, int axis, DType t) {
@@ -314,9 +337,6 @@ NodePtr make_random(OpId op, const Shape& shape, DType t, std::uint64_t seed,
   if (!is_floating(t)) {
     throw DTypeError(op_str(op) + ": random values need a floating dtype, got " +
                      std::string(name(t)));
-  }
-  for (auto d : shape) {
-    if (d < 0) throw ShapeError(op_str(op) + ": negative dimension in shape " + to_string(shape));
   }
   auto n = node(op, t, shape);
   n->seed = seed;
@@ -335,7 +355,7 @@ NodePtr make_cast(const NodePtr& x, DType t) {
     } else if (t == bool_) {
       i = x->fvalue != 0;
     } else if (!is_floating(t)) {
-      i = saturate_to_i64(x->fvalue);
+      i = float_to_int(x->fvalue, t);
     }
     return constant(t, false, f, i);
   }
@@ -366,6 +386,7 @@ NodePtr make_elementwise(OpId op, NodeInputs inputs) {
     const bool cast = inputs[i]->dtype != want || (!p.weak && inputs[i]->weak);
     if (cast) inputs[i] = make_cast(inputs[i], want);
   }
+  if (op == OpId::power && is_integral(operand)) check_integer_exponent(*inputs[1], operand);
   auto n = node(op, result_dtype(op, p.dtype), std::move(shape), std::move(inputs));
   n->weak = p.weak;
   return finish(std::move(n));
@@ -398,19 +419,19 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
 NodePtr make_reshape(const NodePtr& x, Shape shape) {
   const auto minus = std::count(shape.begin(), shape.end(), -1);
   if (minus > 1) throw ShapeError("reshape: only one dimension may be -1 in " + to_string(shape));
-  std::int64_t known = 1;
+  Shape known_dims;
   for (auto d : shape) {
     if (d < -1) throw ShapeError("reshape: negative dimension in " + to_string(shape));
-    if (d != -1) known *= d;
+    if (d != -1) known_dims.push_back(d);
   }
+  const std::int64_t known = checked_numel(known_dims, "reshape");
   const std::int64_t n = numel(x->shape);
-  if (minus == 1 && known > 0 && n % known == 0) {
-    *std::find(shape.begin(), shape.end(), -1) = n / known;
-  }
-  if (numel(shape) != n || std::count(shape.begin(), shape.end(), -1)) {
+  const bool fits = minus ? known > 0 && n % known == 0 : known == n;
+  if (!fits) {
     throw ShapeError("reshape: cannot reshape an array of shape " + to_string(x->shape) +
                      " (size " + std::to_string(n) + ") into shape " + to_string(shape));
   }
+  if (minus) *std::find(shape.begin(), shape.end(), -1) = n / known;
   if (shape == x->shape) return x;
   // A reshape is a view of C-ordered memory. What a transpose, a broadcast or
   // a strided leaf holds is not in that order, so it is copied first; every

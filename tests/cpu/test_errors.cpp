@@ -5,22 +5,15 @@
 
 #include <numfuse/numfuse.hpp>
 
+#include "../error_message.hpp"
+
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 using nf::Array;
 
 namespace {
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("no exception of the expected type was thrown");
-  return {};
-}
+using nf::test::message_of;
 
 }  // namespace
 

@@ -2,12 +2,14 @@
 // of seed S is always the same one) and runs each on two backends from the
 // same inputs: in --mode emulator the kernels a GPU would run, emulated on
 // CPU threads, against the CPU interpreter; in --mode gpu the statement on
-// cuda:0 against the CPU backend computing in f64. Prints a reproducer for
+// cuda:0 against the CPU backend computing in f64. --mode misuse makes
+// hostile calls instead (tests/fuzz/misuse.hpp). Prints a reproducer for
 // every mismatch, then "N passed, M failed"; exits 1 if any case failed.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -16,14 +18,19 @@
 #include "compare.hpp"
 #include "cuda/devices.hpp"
 #include "generate.hpp"
+#include "misuse.hpp"
 #include "run_case.hpp"
 
 namespace {
 
 constexpr const char* kUsage = R"(usage: numfuse_fuzz [options]
-  --mode emulator|gpu  emulator (default): generated kernels run in the kernel
+  --mode emulator|gpu|misuse
+                       emulator (default): generated kernels run in the kernel
                        emulator against the CPU interpreter; gpu: cuda:0 against
-                       the CPU backend in f64 (exit 77 without a CUDA device)
+                       the CPU backend in f64 (exit 77 without a CUDA device);
+                       misuse: hostile shapes, dtypes, scalars and environment
+                       values on the default device must work or throw a user
+                       error, leaving every array unchanged
   --seed S             the run's seed (default 1)
   --first I            the first case (default 0)
   --cases N            how many cases (default 100)
@@ -35,7 +42,7 @@ constexpr const char* kUsage = R"(usage: numfuse_fuzz [options]
 struct Options {
   nf::fuzz::Mode mode = nf::fuzz::Mode::emulator;
   std::uint64_t seed = 1, first = 0, cases = 100;
-  bool print = false, verbose = false, self_test = false;
+  bool print = false, verbose = false, self_test = false, environment_probe = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -51,11 +58,13 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--mode") {
       const std::string m = value();
-      if (m != "emulator" && m != "gpu") {
+      if (m != "emulator" && m != "gpu" && m != "misuse") {
         std::cerr << "unknown mode " << m << "\n" << kUsage;
         std::exit(2);
       }
-      o.mode = m == "gpu" ? nf::fuzz::Mode::gpu : nf::fuzz::Mode::emulator;
+      o.mode = m == "gpu"      ? nf::fuzz::Mode::gpu
+               : m == "misuse" ? nf::fuzz::Mode::misuse
+                               : nf::fuzz::Mode::emulator;
     } else if (a == "--seed") {
       o.seed = std::stoull(value());
     } else if (a == "--first") {
@@ -68,6 +77,8 @@ Options parse(int argc, char** argv) {
       o.verbose = true;
     } else if (a == "--self-test") {
       o.self_test = true;
+    } else if (a == "--environment-probe") {
+      o.environment_probe = true;
     } else {
       std::cerr << (a == "--help" || a == "-h" ? "" : "unknown option " + a + "\n") << kUsage;
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
@@ -76,10 +87,39 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// Hostile calls on the default device (the GPU where there is one).
+int run_misuse(const Options& o, const char* argv0) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::uint64_t passed = 0, failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = o.first; i < o.first + o.cases; ++i) {
+    std::string code;
+    const nf::fuzz::Outcome r = nf::fuzz::run_misuse_case(o.seed, i, &code, self);
+    const std::string header = "case " + std::to_string(i) + " of seed " + std::to_string(o.seed);
+    if (o.verbose || o.print) std::cout << "// " << header << "\n" << code << std::flush;
+    if (r.ok) {
+      ++passed;
+      continue;
+    }
+    ++failed;
+    std::cout << "MISUSE MISHANDLED in " << header << " (misuse)\nrerun: " << argv0
+              << " --mode misuse --seed " << o.seed << " --first " << i << " --cases 1\n"
+              << code << r.report << "\n"
+              << std::flush;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cerr << "(" << o.cases << " cases in " << seconds << " s)\n";
+  std::cout << passed << " passed, " << failed << " failed\n";
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.environment_probe) return nf::fuzz::run_environment_probe();
+  if (o.mode == nf::fuzz::Mode::misuse) return run_misuse(o, argv[0]);
   // Every array is created on the CPU; the GPU mode copies its inputs over.
   nf::set_default_device(nf::Device::cpu());
   if (o.self_test) return nf::fuzz::self_test() ? 0 : 1;

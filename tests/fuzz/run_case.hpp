@@ -9,7 +9,7 @@
 
 namespace nf::fuzz {
 
-enum class Mode { emulator, gpu };
+enum class Mode { emulator, gpu, misuse };
 
 struct Outcome {
   bool ok = true;

@@ -1,0 +1,169 @@
+// Reduction steps. Where a block can hold the whole reduced extent of its
+// outputs (rows of a layer norm), each block reduces its rows and computes
+// the consumers that broadcast the results back in the same visit: one read
+// of the data. Otherwise (a full sum, long rows, columns) the reduced extent
+// is cut too: tasks of (outputs, part of the reduced extent) accumulate
+// partial states, the parts combine in a fixed order, and the consumers run
+// in a pass of their own. The parts depend on the shape alone, so results do
+// not depend on the number of threads.
+#include <algorithm>
+
+#include "core/shape_util.hpp"
+#include "cpu/convert.hpp"
+#include "cpu/kernels.hpp"
+#include "cpu/steps.hpp"
+#include "cpu/thread_pool.hpp"
+
+namespace nf::cpu {
+namespace {
+
+// Enough tasks to keep every core of a large machine busy when the outputs
+// are few, fixed so that the combining order is too.
+constexpr std::int64_t kMinTasks = 64;
+// Outputs per block when the reduced axes are not the innermost: the block's
+// rows are then runs of this many consecutive elements.
+constexpr std::int64_t kColumnOutputs = 1024;
+
+// A block of the outputs widened by a block of the reduced extent.
+Box join(Box outputs, const Box& reduced, const std::vector<int>& axes) {
+  for (int a : axes) {
+    outputs.lo[a] = reduced.lo[a];
+    outputs.hi[a] = reduced.hi[a];
+  }
+  return outputs;
+}
+
+struct Level {
+  std::vector<int> reductions;  // the step's reductions that read only earlier levels
+};
+
+// The step's reductions by level: a reduction reading the result of another
+// (sum((x - mean(x)) ** 2)) comes a level after it.
+std::vector<Level> levels_of(const Program& p, const Step& s) {
+  std::vector<int> depth(p.nodes.size(), 0);
+  std::vector<Level> levels;
+  for (int i : s.nodes) {
+    int d = 0;
+    for (int j : p.inputs[i]) d = std::max(d, depth[j]);
+    if (op_kind(p.nodes[i]->op) == OpKind::reduction) {
+      d += 1;
+      if (int(levels.size()) < d) levels.resize(d);
+      levels[d - 1].reductions.push_back(i);
+    }
+    depth[i] = d;
+  }
+  return levels;
+}
+
+}  // namespace
+
+void run_reduction(const Program& p, const Step& s, const std::vector<Write>& writes,
+                   const Memory& mem) {
+  const Shape& domain = s.domain;
+  Shape out_shape = domain, reduced_shape(domain.size(), 1);
+  for (int a : s.axes) {
+    out_shape[a] = 1;
+    reduced_shape[a] = domain[a];
+  }
+  const std::int64_t outputs = numel(out_shape), reduced = numel(reduced_shape);
+  if (outputs == 0) return;
+  const bool rows = !domain.empty() &&
+                    std::find(s.axes.begin(), s.axes.end(), int(domain.size()) - 1) != s.axes.end();
+  std::int64_t per_reduced, per_output;
+  if (rows) {
+    per_reduced = std::clamp<std::int64_t>(reduced, 1, kBlockElements);
+    per_output = std::max<std::int64_t>(1, kBlockElements / per_reduced);
+  } else {
+    per_output = std::clamp<std::int64_t>(outputs, 1, kColumnOutputs);
+    per_reduced = std::max<std::int64_t>(1, kBlockElements / per_output);
+  }
+  const Tiling out_tiles(out_shape, per_output), parts(reduced_shape, per_reduced);
+  const std::vector<bool> computed = computed_by(p, s);
+
+  if (parts.size() == 1) {
+    std::vector<int> targets;
+    for (const Write& w : writes) targets.push_back(w.node);
+    const std::vector<int> nodes = nodes_to_compute(p, targets, computed, mem);
+    parallel_for(out_tiles.size(), [&](std::int64_t t) {
+      const Box box = join(out_tiles.box(t), parts.box(0), s.axes);
+      BlockEvaluator block(p, mem, box);
+      block.compute(nodes);
+      for (const Write& w : writes) {
+        store(block.value(w.node), sub_array(w.target, block.box_of(w.node)));
+      }
+    });
+    return;
+  }
+
+  const std::int64_t splits =
+      std::clamp<std::int64_t>((kMinTasks + out_tiles.size() - 1) / out_tiles.size(), 1,
+                               std::max<std::int64_t>(parts.size(), 1));
+  const Strides reduced_strides = contiguous_strides(reduced_shape);
+  Memory known = mem;
+  std::vector<bool> producers = computed;
+  for (const Level& level : levels_of(p, s)) {
+    for (int r : level.reductions) producers[r] = false;
+  }
+  for (const Level& level : levels_of(p, s)) {
+    std::vector<int> inputs;
+    for (int r : level.reductions) inputs.push_back(p.inputs[r][0]);
+    const std::vector<int> nodes = nodes_to_compute(p, inputs, producers, known);
+    const std::size_t nr = level.reductions.size();
+    // partial[task][k]: reduction k's states over the task's outputs and part.
+    std::vector<std::vector<Partials>> partial(std::size_t(out_tiles.size() * splits));
+    parallel_for(out_tiles.size() * splits, [&](std::int64_t task) {
+      const Box tile = out_tiles.box(task / splits);
+      const std::int64_t split = task % splits;
+      const std::int64_t first = split * parts.size() / splits;
+      const std::int64_t last = (split + 1) * parts.size() / splits;
+      auto& states = partial[std::size_t(task)];
+      for (int r : level.reductions) {
+        const Node& n = *p.nodes[r];
+        states.push_back(start_reduce(n.op, compute_type(p.nodes[p.inputs[r][0]]->dtype),
+                                      numel(tile.shape()), n.ivalue));
+      }
+      for (std::int64_t c = first; c < last; ++c) {
+        const Box part = parts.box(c);
+        std::int64_t first_index = 0;
+        for (int a : s.axes) first_index += part.lo[a] * reduced_strides[a];
+        BlockEvaluator block(p, known, join(tile, part, s.axes));
+        block.compute(nodes);
+        for (std::size_t k = 0; k < nr; ++k) {
+          accumulate(states[k], block.value(inputs[k]), s.axes, first_index);
+        }
+      }
+    });
+    std::vector<Array> results;
+    for (int r : level.reductions) {
+      const DType t = compute_type(p.nodes[r]->dtype);
+      results.push_back(Array(allocate_host(std::size_t(outputs) * itemsize(t)), t, out_shape,
+                              contiguous_strides(out_shape), 0));
+    }
+    parallel_for(out_tiles.size(), [&](std::int64_t t) {
+      const Box tile = out_tiles.box(t);
+      for (std::size_t k = 0; k < nr; ++k) {
+        Partials& total = partial[std::size_t(t * splits)][k];
+        for (std::int64_t split = 1; split < splits; ++split) {
+          combine(total, partial[std::size_t(t * splits + split)][k]);
+        }
+        store(finish(total, tile.shape(), results[k].dtype()), sub_array(results[k], tile));
+      }
+    });
+    for (std::size_t k = 0; k < nr; ++k) known[level.reductions[k]] = results[k];
+  }
+  // The consumers, by the shape they write: the domain's, or the outputs'.
+  std::vector<Shape> shapes;
+  for (const Write& w : writes) {
+    const Shape& sh = p.nodes[w.node]->shape;
+    if (std::find(shapes.begin(), shapes.end(), sh) == shapes.end()) shapes.push_back(sh);
+  }
+  for (const Shape& sh : shapes) {
+    std::vector<Write> group;
+    for (const Write& w : writes) {
+      if (p.nodes[w.node]->shape == sh) group.push_back(w);
+    }
+    run_fused(p, producers, group, sh, known);
+  }
+}
+
+}  // namespace nf::cpu
