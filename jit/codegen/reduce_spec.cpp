@@ -5,6 +5,7 @@
 #include <string>
 
 #include "codegen/fused_spec.hpp"
+#include "core/config.hpp"
 #include "core/shape_util.hpp"
 #include "numfuse/errors.hpp"
 
@@ -137,8 +138,8 @@ ReduceLimits parse_reduce_limits(const std::string& text) {
 
 const ReduceLimits& default_reduce_limits() {
   static const ReduceLimits limits = [] {
-    const char* text = std::getenv("NF_REDUCE_LIMITS");
-    return text ? parse_reduce_limits(text) : ReduceLimits{};
+    const std::optional<std::string> text = config::read(config::Var::reduce_limits);
+    return text ? parse_reduce_limits(*text) : ReduceLimits{};
   }();
   return limits;
 }

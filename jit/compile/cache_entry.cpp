@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace nf::jit {
 
@@ -76,23 +77,31 @@ std::vector<char> encode_entry(const std::string& key, const StoredKernel& kerne
   return out;
 }
 
-std::optional<StoredKernel> decode_entry(const std::string& key, const std::vector<char>& bytes) {
-  if (bytes.size() < kChecked || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    return std::nullopt;
+std::variant<StoredKernel, std::string> decode_entry(const std::string& key,
+                                                     const std::vector<char>& bytes) {
+  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    return "not a numfuse cache entry (no NFKERNEL header)";
   }
+  if (bytes.size() < kChecked) return "truncated (" + std::to_string(bytes.size()) + " bytes)";
   Reader reader(bytes);
   reader.uint(sizeof kMagic);
   const auto version = reader.uint(4);
   const auto flags = reader.uint(4);
   const auto sum = reader.uint(8);
   const auto payload_size = reader.uint(8);
-  if (version != kEntryFormatVersion || (flags != 0u && flags != 1u) || sum != checksum(bytes)) {
-    return std::nullopt;
+  if (version != kEntryFormatVersion) {
+    return "an entry of format " + std::to_string(*version) + ", not " +
+           std::to_string(kEntryFormatVersion);
   }
+  if (sum != checksum(bytes)) return "corrupt or truncated (its checksum does not match)";
+  if (flags != 0u && flags != 1u) return "corrupt (unknown flags)";
   std::optional<std::string> arch = reader.string();
   const std::optional<std::string> stored_key = reader.string();
   std::optional<std::string> source = reader.string(4);
-  if (!arch || stored_key != key || !source || reader.left() != payload_size) return std::nullopt;
+  if (!arch || !stored_key || !source || reader.left() != payload_size) {
+    return "corrupt (its fields do not add up to its size)";
+  }
+  if (*stored_key != key) return "the entry of another key (" + *stored_key + ")";
   return StoredKernel{
       KernelImage{std::move(*arch), flags == 1u,
                   std::vector<char>(bytes.begin() + std::ptrdiff_t(reader.pos()), bytes.end())},

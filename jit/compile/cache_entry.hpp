@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "compile/nvrtc_compiler.hpp"
@@ -36,8 +37,9 @@ struct StoredKernel {
 
 std::vector<char> encode_entry(const std::string& key, const StoredKernel& kernel);
 
-// The kernel in `bytes`, or nullopt unless they are exactly an entry of this
-// format stored under `key`.
-std::optional<StoredKernel> decode_entry(const std::string& key, const std::vector<char>& bytes);
+// The kernel in `bytes`, unless they are not exactly an entry of this format
+// stored under `key`: then what is wrong with them ("truncated (7 bytes)").
+std::variant<StoredKernel, std::string> decode_entry(const std::string& key,
+                                                     const std::vector<char>& bytes);
 
 }  // namespace nf::jit

@@ -5,19 +5,31 @@
 // are generated for nf::target_arch() (NF_TARGET_ARCH), as a GPU of that arch
 // would plan them.
 //
-// The file is text, one record per kernel, readable and easy to diff:
+// The file is text, readable and easy to diff: one record per distinct
+// kernel (arch and source), however many runs record into it, and the device
+// runtime every kernel's source starts with (some 45 KB) once, in a record
+// before the first kernel that uses it:
 //
-//   numfuse-kernel 1
-//   name: fused_3f2a9c0d11e4b6a7
-//   arch: sm_90
-//   signature: <the kernel's structural signature, one line>
-//   source-xxh64: <16 hex digits of XXH3-64 of the source>
+//   numfuse-runtime 2
+//   runtime-xxh64: <16 hex digits of XXH3-64 of the runtime>
 //   source-bytes: <N>
-//   <N bytes of CUDA source>
+//   <N bytes: jit/runtime, as runtime_prelude() gives it>
 //   <an empty line>
 //
-// Each record is one append under an exclusive lock, so several processes
-// may record into one manifest.
+//   numfuse-kernel 2
+//   name: nf_fused_3f2a9c0d11e4b6a7
+//   arch: sm_90
+//   signature: <the kernel's structural signature, one line>
+//   runtime-xxh64: <the runtime the source starts with, or "none">
+//   source-xxh64: <16 hex digits of XXH3-64 of the whole source, runtime included>
+//   source-bytes: <N>
+//   <N bytes of CUDA source, after the runtime>
+//   <an empty line>
+//
+// Records of version 1 ("numfuse-kernel 1", no runtime-xxh64 line, the whole
+// source inline) are still read. Each append happens under an exclusive
+// lock, after reading what other processes appended since, so several
+// processes may record into one manifest and none repeats a kernel.
 #pragma once
 
 #include <filesystem>
@@ -46,9 +58,11 @@ inline bool manifest_on() {
 // failure warns and stops recording.
 void record_kernel(const ManifestEntry& entry);
 
-// Appends one record to `path`. Throws nf::Error naming the file when it
-// cannot be written.
-void append_manifest(const std::filesystem::path& path, const ManifestEntry& entry);
+// Appends `entry` to `path` (with the runtime record, where the file has
+// none yet) unless the file already holds its arch and source; returns
+// whether it did. Throws nf::Error naming the file when it cannot be written
+// or is not a manifest.
+bool append_manifest(const std::filesystem::path& path, const ManifestEntry& entry);
 
 // 16 hex digits of XXH3-64 over `source`.
 std::string source_hash(const std::string& source);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string_view>
 
+#include "core/config.hpp"
 #include "numfuse/errors.hpp"
 
 namespace nf::jit {
@@ -139,13 +140,7 @@ std::string kernel_name_of(const std::string& source) {
 }
 
 bool is_device_arch(const std::string& arch) {
-  std::size_t digits = 0;
-  while (3 + digits < arch.size() && std::isdigit(static_cast<unsigned char>(arch[3 + digits]))) {
-    ++digits;
-  }
-  const std::size_t rest = arch.size() - 3 - digits;
-  return arch.rfind("sm_", 0) == 0 && (digits == 2 || digits == 3) &&
-         (rest == 0 || (rest == 1 && std::islower(static_cast<unsigned char>(arch.back()))));
+  return config::is_device_arch_name(arch);
 }
 
 std::string nvrtc_version() {

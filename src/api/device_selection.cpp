@@ -1,10 +1,10 @@
 // Which device new arrays live on: NF_DEVICE, else set_default_device, else
 // the first GPU when there is one, else the CPU.
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "core/config.hpp"
 #include "cuda/devices.hpp"
 #include "numfuse/device.hpp"
 #include "numfuse/errors.hpp"
@@ -15,13 +15,10 @@ namespace {
 std::mutex g_mutex;
 std::optional<Device> g_chosen;
 
+// `s` is cpu, cuda or cuda:N, as config checked.
 Device parse(const std::string& s) {
   if (s == "cpu") return Device::cpu();
-  if (s.rfind("cuda", 0) == 0) {
-    const int index = s.size() > 5 && s[4] == ':' ? std::stoi(s.substr(5)) : 0;
-    return {Device::Kind::cuda, index};
-  }
-  throw ValueError("NF_DEVICE=" + s + ": expected cpu, cuda or cuda:N");
+  return {Device::Kind::cuda, s.size() > 5 ? std::stoi(s.substr(5)) : 0};
 }
 
 void check_available(Device d) {
@@ -36,9 +33,8 @@ void check_available(Device d) {
 Device default_device() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_chosen) {
-    const char* env = std::getenv("NF_DEVICE");
-    Device d = env && *env
-                   ? parse(env)
+    const std::optional<std::string> env = config::read(config::Var::device);
+    Device d = env ? parse(*env)
                    : (cuda::device_count() > 0 ? Device{Device::Kind::cuda, 0} : Device::cpu());
     check_available(d);
     g_chosen = d;

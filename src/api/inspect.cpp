@@ -1,6 +1,5 @@
 // Plans shown to users: the same schedule and code generation that running a
 // statement uses, stopped before compilation.
-#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
@@ -8,6 +7,7 @@
 #include "codegen/fused_spec.hpp"
 #include "compile/disk_cache.hpp"
 #include "compile/nvrtc_compiler.hpp"
+#include "core/config.hpp"
 #include "core/shape_util.hpp"
 #include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
@@ -127,8 +127,7 @@ KernelCacheStats kernel_cache_stats() {
 std::string target_arch() {
   std::lock_guard<std::mutex> lock(g_arch_mutex);
   if (g_arch.empty()) {
-    const char* env = std::getenv("NF_TARGET_ARCH");
-    g_arch = env && *env ? checked_arch(env, "NF_TARGET_ARCH") : "sm_90";
+    g_arch = config::read(config::Var::target_arch).value_or("sm_90");
   }
   return g_arch;
 }

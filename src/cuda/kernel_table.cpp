@@ -1,6 +1,5 @@
 #include "cuda/kernel_table.hpp"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -12,6 +11,7 @@
 #include "compile/disk_cache.hpp"
 #include "compile/manifest.hpp"
 #include "compile/nvrtc_compiler.hpp"
+#include "core/config.hpp"
 #include "cuda/devices.hpp"
 
 namespace nf::cuda {
@@ -34,11 +34,11 @@ Table& table(int device) {
 
 // NF_DUMP_KERNELS=dir: every kernel's source, as it is first used.
 void dump(const std::string& name, const std::string& source) {
-  const char* dir = std::getenv("NF_DUMP_KERNELS");
-  if (!dir || !*dir) return;
+  const std::optional<std::string> dir = config::read(config::Var::dump_kernels);
+  if (!dir) return;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::ofstream(std::filesystem::path(dir) / (name + ".cu")) << source;
+  std::filesystem::create_directories(*dir, ec);
+  std::ofstream(std::filesystem::path(*dir) / (name + ".cu")) << source;
 }
 
 }  // namespace

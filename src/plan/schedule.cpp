@@ -1,9 +1,9 @@
 #include "plan/schedule.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <unordered_set>
+
+#include "core/config.hpp"
 
 namespace nf {
 namespace {
@@ -427,8 +427,7 @@ class Planner {
 
 ScheduleOptions default_schedule_options() {
   ScheduleOptions o;
-  const char* fusion = std::getenv("NF_FUSION");
-  if (fusion && std::strcmp(fusion, "off") == 0) o.fuse = false;
+  o.fuse = config::switched_on(config::Var::fusion, true);
   return o;
 }
 

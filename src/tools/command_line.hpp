@@ -31,9 +31,10 @@ struct CommandLine {
 
 // `--name value`, `--name=value` and `-j N` for the options in `valued`;
 // `--name` for those in `flags`. Throws UsageError for anything else that
-// starts with '-'.
+// starts with '-', for a flag given a value, and for more than
+// `max_positional` other words.
 CommandLine parse_command_line(std::span<const std::string> words,
                                const std::set<std::string>& valued,
-                               const std::set<std::string>& flags);
+                               const std::set<std::string>& flags, std::size_t max_positional);
 
 }  // namespace nf::tools

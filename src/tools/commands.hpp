@@ -1,6 +1,7 @@
 // The subcommands of `numfuse`, each defined in its own file.
 #pragma once
 
+#include <cstddef>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ struct Command {
   std::string help;     // all of `numfuse NAME --help`
   std::set<std::string> valued;
   std::set<std::string> flags;
+  std::size_t max_positional;  // arguments that are not options
   int (*run)(const CommandLine& line);
 };
 

@@ -249,16 +249,18 @@ NodePtr declaration(LineParser& p) {
   return make_leaf(planned_array(dtype, shape));
 }
 
-// One line that is not blank: a declaration, a named expression or a result.
-void parse_line(LineParser& p, std::string_view line, std::map<std::string, NodePtr>& names,
-                std::vector<Expr>& results, NodePtr& last_named) {
+// One line that is not blank: a declaration, or a statement, whose result
+// it returns. A statement that names its result leaves in `names` an array
+// of the result's dtype and shape, as assigning it to an nf::Array would.
+std::optional<Expr> parse_line(LineParser& p, std::string_view line,
+                               std::map<std::string, NodePtr>& names) {
   std::optional<std::string> name;
   if (std::isalpha(static_cast<unsigned char>(line[p.pos()]))) {
     const std::string id = p.identifier();
     if (p.eat(":")) {
       names[id] = declaration(p);
       if (!p.at_end()) p.fail("unexpected text after the declaration");
-      return;
+      return std::nullopt;
     }
     if (p.eat("=")) {
       name = id;
@@ -268,20 +270,25 @@ void parse_line(LineParser& p, std::string_view line, std::map<std::string, Node
   }
   NodePtr value = p.expression();
   if (!p.at_end()) p.fail("unexpected text");
-  if (name) {
-    names[*name] = value;
-    last_named = value;
-  } else {
-    results.emplace_back(value);
+  if (name) names[*name] = make_leaf(planned_array(value->dtype, value->shape));
+  return Expr(value);
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
   }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
 }
 
 }  // namespace
 
-std::vector<Expr> parse_statement(const std::string& text, const std::string& origin) {
+std::vector<Statement> parse_statements(const std::string& text, const std::string& origin) {
   std::map<std::string, NodePtr> names;
-  std::vector<Expr> results;
-  NodePtr last_named;
+  std::vector<Statement> statements;
   std::size_t begin = 0;
   for (int number = 1; begin < text.size(); ++number) {
     std::size_t end = text.find('\n', begin);
@@ -293,22 +300,23 @@ std::vector<Expr> parse_statement(const std::string& text, const std::string& or
     LineParser p(line, where, names);
     if (p.at_end()) continue;
     try {
-      parse_line(p, line, names, results, last_named);
+      if (std::optional<Expr> result = parse_line(p, line, names)) {
+        statements.push_back({number, std::string(trimmed(line)), {std::move(*result)}});
+      }
     } catch (const ShapeError& e) {
       throw ShapeError(where + ": " + e.what());
     } catch (const DTypeError& e) {
       throw DTypeError(where + ": " + e.what());
     }
   }
-  if (results.empty() && last_named) results.emplace_back(last_named);
-  if (results.empty()) throw ValueError(origin + ": no expression to inspect");
-  return results;
+  if (statements.empty()) throw ValueError(origin + ": no statement to inspect");
+  return statements;
 }
 
-std::vector<Expr> read_statement_file(const std::filesystem::path& path) {
+std::vector<Statement> read_statement_file(const std::filesystem::path& path) {
   std::ifstream file(path);
   if (!file) throw ValueError("cannot read " + path.string());
-  return parse_statement(std::string(std::istreambuf_iterator<char>(file), {}), path.string());
+  return parse_statements(std::string(std::istreambuf_iterator<char>(file), {}), path.string());
 }
 
 }  // namespace nf::tools

@@ -6,6 +6,7 @@
 #include "compile/disk_cache.hpp"
 #include "compile/manifest.hpp"
 #include "compile/nvrtc_compiler.hpp"
+#include "core/config.hpp"
 #include "cuda/devices.hpp"
 #include "numfuse/jit.hpp"
 #include "tools/cache_access.hpp"
@@ -29,12 +30,42 @@ void print_cache() {
     std::printf("kernel cache:    %s (not created yet)\n", dir.c_str());
     return;
   }
-  const std::vector<jit::DiskCache::Entry> entries = jit::DiskCache(dir).entries();
+  const jit::DiskCache cache(dir, jit::Warnings::off);
+  if (!cache.enabled()) {
+    std::printf("kernel cache:    %s, unusable: %s\n", dir.c_str(),
+                cache.disabled_reason().c_str());
+    return;
+  }
+  const std::vector<jit::DiskCache::Entry> entries = cache.entries();
   const std::uintmax_t bytes = std::accumulate(
       entries.begin(), entries.end(), std::uintmax_t{0},
       [](std::uintmax_t sum, const jit::DiskCache::Entry& e) { return sum + e.bytes; });
-  std::printf("kernel cache:    %s, %zu entries, %s\n", dir.c_str(), entries.size(),
-              human_bytes(bytes).c_str());
+  std::printf("kernel cache:    %s, %zu entries, %s%s\n", dir.c_str(), entries.size(),
+              human_bytes(bytes).c_str(), cache.writable() ? "" : ", read-only");
+  if (!cache.writable()) std::printf("                 (%s)\n", cache.read_only_reason().c_str());
+}
+
+bool all_allowed() {
+  for (const config::Variable& v : config::variables()) {
+    if (!config::inspect(v.id).error.empty()) return false;
+  }
+  return true;
+}
+
+// Each NF_* variable, its value and where the value came from.
+void print_variables() {
+  std::printf("environment:\n");
+  for (const config::Variable& v : config::variables()) {
+    const config::Setting s = config::inspect(v.id);
+    if (s.source == config::Source::unset) {
+      std::printf("  %-19s %s (default)\n", v.name, v.when_unset);
+    } else if (s.error.empty()) {
+      std::printf("  %-19s %s (environment)\n", v.name, s.value.c_str());
+    } else {
+      std::printf("  %-19s %s (environment) NOT ALLOWED: expected %s\n", v.name, s.value.c_str(),
+                  v.allowed);
+    }
+  }
 }
 
 int run(const CommandLine& line) {
@@ -54,12 +85,27 @@ int run(const CommandLine& line) {
     std::printf("  cuda:%d  %s, %s, %d SMs, %s\n", d, info.name.c_str(), info.arch().c_str(),
                 info.sm_count, human_bytes(info.total_bytes).c_str());
   }
-  std::printf("target arch:     %s (%s)\n", arch_here().c_str(),
-              cuda::device_count() > 0 ? "cuda:0" : "no GPU: NF_TARGET_ARCH, else sm_90");
-  print_cache();
-  const std::filesystem::path& manifest = jit::manifest_path();
-  std::printf("kernel manifest: %s\n",
-              manifest.empty() ? "not recording (set NF_KERNEL_MANIFEST=path)" : manifest.c_str());
+  // numfuse refuses to run with a value it does not allow, so what it would
+  // do with them is no question: the table below shows which to fix.
+  const bool allowed = all_allowed();
+  if (allowed) {
+    std::printf("target arch:     %s (%s)\n", arch_here().c_str(),
+                cuda::device_count() > 0 ? "cuda:0" : "no GPU: NF_TARGET_ARCH, else sm_90");
+    print_cache();
+    const std::filesystem::path& manifest = jit::manifest_path();
+    std::printf("kernel manifest: %s\n", manifest.empty()
+                                             ? "not recording (set NF_KERNEL_MANIFEST=path)"
+                                             : manifest.c_str());
+  } else {
+    std::printf(
+        "target arch, kernel cache, kernel manifest: unknown, as the environment has\n"
+        "                 values numfuse does not allow (below)\n");
+  }
+  print_variables();
+  if (!allowed) {
+    std::fprintf(stderr, "numfuse info: an NF_* variable has a value numfuse does not allow\n");
+    return 1;
+  }
   return 0;
 }
 
@@ -74,11 +120,15 @@ Command info_command() {
       "Prints the devices numfuse sees, the CUDA runtime, driver and NVRTC\n"
       "versions, the arch kernels are compiled for here (the first GPU's, else\n"
       "NF_TARGET_ARCH, else sm_90), the kernel cache directory with its entries\n"
-      "and size, and where the kernel manifest is recorded.\n"
+      "and size (and whether it is read-only), where the kernel manifest is\n"
+      "recorded, and each NF_* variable with its value and where that came from\n"
+      "(default or environment). Exits with 1 when a variable's value is not one\n"
+      "numfuse allows.\n"
       "\n"
       "  --arch   print only the arch, e.g. for `numfuse warmup --arch $(numfuse info --arch)`\n",
       {},
       {"--arch"},
+      0,
       run};
 }
 

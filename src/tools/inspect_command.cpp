@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <variant>
 
 #include "compile/disk_cache.hpp"
 #include "compile/nvrtc_compiler.hpp"
@@ -97,7 +98,8 @@ std::string find_entry(const jit::DiskCache& cache, const std::string& wanted) {
     if (entry.key.rfind(wanted, 0) == 0) {
       found.push_back(entry.key);
     } else if (const auto k = cache.read(entry.key);
-               k && jit::kernel_name_of(k->source) == wanted) {
+               std::holds_alternative<jit::StoredKernel>(k) &&
+               jit::kernel_name_of(std::get<jit::StoredKernel>(k).source) == wanted) {
       found.push_back(entry.key);
     }
   }
@@ -107,9 +109,9 @@ std::string find_entry(const jit::DiskCache& cache, const std::string& wanted) {
   }
   if (found.size() > 1) {
     std::string keys;
-    for (const std::string& key : found) keys += "\n  " + key;
-    throw UsageError("\"" + wanted + "\" names " + std::to_string(found.size()) +
-                     " entries; give more of the key:" + keys);
+    for (const std::string& key : found) keys += (keys.empty() ? "" : ", ") + key;
+    throw UsageError("\"" + wanted + "\" names " + std::to_string(found.size()) + " entries (" +
+                     keys + "); give more of the key");
   }
   return found[0];
 }
@@ -119,21 +121,33 @@ int run(const CommandLine& line) {
   if (line.options.count("--expr-file")) {
     if (!line.positional.empty()) throw UsageError("give a KEY or --expr-file, not both");
     if (line.options.count("--arch")) set_target_arch(line.value("--arch"));
-    const Plan plan = nf::plan(read_statement_file(line.value("--expr-file")));
-    if (line.has("--plan")) std::printf("%s\n", plan.to_string().c_str());
-    const std::vector<std::string> sources = plan.sources();
-    for (std::size_t k = 0; k < sources.size(); ++k) {
-      if (k) std::printf("\n");
-      show(sources[k], target_arch(), std::nullopt, line);
+    const std::string file = line.value("--expr-file");
+    const std::vector<Statement> statements = read_statement_file(file);
+    for (std::size_t s = 0; s < statements.size(); ++s) {
+      const Statement& statement = statements[s];
+      // A C++ comment, so that the output of one statement still compiles.
+      std::printf("%s// %s:%d: %s\n", s ? "\n" : "", file.c_str(), statement.line,
+                  statement.text.c_str());
+      const Plan plan = nf::plan(statement.results);
+      if (line.has("--plan")) std::printf("%s\n", plan.to_string().c_str());
+      const std::vector<std::string> sources = plan.sources();
+      if (sources.empty()) std::printf("// no kernel: a view, or nothing to compute\n");
+      for (std::size_t k = 0; k < sources.size(); ++k) {
+        if (k) std::printf("\n");
+        show(sources[k], target_arch(), std::nullopt, line);
+      }
     }
     return 0;
   }
   if (line.positional.size() != 1) throw UsageError("name one cached kernel, or --expr-file FILE");
-  const jit::DiskCache cache(cache_dir(line));
+  const jit::DiskCache cache(cache_dir(line), jit::Warnings::off);
   const std::string key = find_entry(cache, line.positional[0]);
-  const std::optional<jit::StoredKernel> k = cache.read(key);
-  if (!k) throw Error("the entry " + key + " is corrupt and was removed");
-  show(k->source, k->image.arch, k->image, line);
+  const std::variant<jit::StoredKernel, std::string> k = cache.read(key);
+  if (const std::string* problem = std::get_if<std::string>(&k)) {
+    throw Error("the entry " + key + " is bad: " + *problem + " (numfuse cache verify removes it)");
+  }
+  const jit::StoredKernel& kernel = std::get<jit::StoredKernel>(k);
+  show(kernel.source, kernel.image.arch, kernel.image, line);
   return 0;
 }
 
@@ -149,12 +163,15 @@ Command inspect_command() {
           "Prints the CUDA source of a kernel in the kernel cache, after the device\n"
           "runtime it includes (--full shows that too). KEY is its key, the\n"
           "first digits of it, or the kernel's name (numfuse cache list shows both).\n"
-          "With --expr-file, plans the statement FILE holds and prints the source of\n"
-          "each kernel it runs, for the target arch. FILE declares inputs and writes\n"
-          "the statement as in C++:\n"
+          "With --expr-file, plans each statement FILE holds, in order, and prints\n"
+          "under the statement's line number the source of each kernel it runs, for\n"
+          "the target arch. FILE declares inputs and writes statements as in C++; a\n"
+          "statement `name = ...` stores its result in `name`, as `nf::Array name =\n"
+          "...;` does, and a line that is an expression alone is evaluated:\n"
           "\n"
           "    A: f32[8192, 8192]\n"
           "    A = reciprocal(sqrt(var(A, 1) + 1e-5)) * (A - mean(A, 1))\n"
+          "    sum(A, 0)\n"
           "\n"
           "  --full           the whole source NVRTC compiles, device runtime included\n"
           "  --ptx            the PTX instead (NVRTC compiles it for the kernel's arch)\n"
@@ -166,6 +183,7 @@ Command inspect_command() {
           "                   else ~/.cache/numfuse)\n",
           {"--expr-file", "--arch", "--cache-dir"},
           {"--ptx", "--sass", "--plan", "--full"},
+          1,
           run};
 }
 

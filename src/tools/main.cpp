@@ -52,16 +52,20 @@ int main(int argc, char** argv) {
   const Command* command = nullptr;
   for (const Command& c : commands) command = c.name == name ? &c : command;
   if (name == "cache") {
+    const bool help = words.size() > 1 && (words[1] == "--help" || words[1] == "-h");
+    if (!help) {
+      std::fprintf(stderr, "numfuse cache: name a subcommand (see numfuse cache --help)\n");
+      return 2;
+    }
     std::printf("usage: numfuse cache list|stats|verify|clear [--cache-dir DIR]\n\n");
     for (const Command& c : commands) {
       if (c.name.rfind("cache ", 0) == 0)
         std::printf("  %-14s %s\n", c.name.c_str(), c.summary.c_str());
     }
-    return words.size() > 1 && (words[1] == "--help" || words[1] == "-h") ? 0 : 2;
+    return 0;
   }
   if (!command) {
-    std::fprintf(stderr, "numfuse: no command \"%s\"\n\n", name.c_str());
-    print_overview(commands, stderr);
+    std::fprintf(stderr, "numfuse: no command \"%s\" (see numfuse --help)\n", name.c_str());
     return 2;
   }
   const std::span<const std::string> rest(words.data() + used, words.size() - used);
@@ -71,10 +75,13 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  // One line on stderr for whatever goes wrong, for scripts and their logs;
+  // 2 for a command line the command does not take, 1 for a failure.
   try {
-    return command->run(nf::tools::parse_command_line(rest, command->valued, command->flags));
+    return command->run(nf::tools::parse_command_line(rest, command->valued, command->flags,
+                                                      command->max_positional));
   } catch (const nf::tools::UsageError& e) {
-    std::fprintf(stderr, "numfuse %s: %s\n(see numfuse %s --help)\n", name.c_str(), e.what(),
+    std::fprintf(stderr, "numfuse %s: %s (see numfuse %s --help)\n", name.c_str(), e.what(),
                  name.c_str());
     return 2;
   } catch (const std::exception& e) {

@@ -44,6 +44,15 @@ std::int64_t peak() {
   return status_kib("VmHWM") * 1024;
 }
 
+// What the allocator itself may add to the peak: AddressSanitizer keeps
+// freed blocks in a 256 MiB quarantine instead of reusing them, and shadows
+// every byte it hands out.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::int64_t kAllocatorSlack = std::int64_t(384) << 20;
+#else
+constexpr std::int64_t kAllocatorSlack = 0;
+#endif
+
 // Integers in [-1000, 1000] as f64: sums of them are exact in any order, so
 // block results must equal the reference bit for bit.
 Array random_ints(const nf::Shape& shape, unsigned seed, nf::DType t = nf::f64) {
@@ -92,7 +101,7 @@ TEST_CASE("a fused chain over 512 MiB needs less than its input's size more memo
   const Array s = nf::sum(x * 2 + 1);
   const std::int64_t grew = peak() - before;
   INFO("peak grew by " << grew << " bytes");
-  CHECK(grew < n * 4);
+  CHECK(grew < n * 4 + kAllocatorSlack);
   CHECK(s.item<double>() == 2.0 * double(n));
 }
 
@@ -104,7 +113,7 @@ TEST_CASE("the sum of a 2 GiB u8 array stays near its output's size", "[cpu-back
   const Array s = nf::sum(x);
   const std::int64_t grew = peak() - before;
   INFO("peak grew by " << grew << " bytes");
-  CHECK(grew < (std::int64_t(256) << 20));
+  CHECK(grew < (std::int64_t(256) << 20) + kAllocatorSlack);
   CHECK(s.item<double>() == double(n));
 }
 

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "api/kernel_sources.hpp"
 #include "compile/manifest.hpp"
+#include "compile/runtime_source.hpp"
 #include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
 #include "numfuse/numfuse.hpp"
@@ -39,6 +41,40 @@ ManifestEntry entry_of(int i) {
   for (int b = 0; b < 256; ++b) source += static_cast<char>(b);
   return {"nf_fused_" + std::to_string(i), i % 2 ? "sm_80" : "sm_90",
           "fused;idx32;flat;t0=exp.f32,a0;write:t0", source};
+}
+
+// A kernel as codegen makes them: the device runtime, then its own code.
+ManifestEntry kernel_of(int i) {
+  ManifestEntry e = entry_of(i);
+  e.source = std::string(nf::jit::runtime_prelude()) + "\n" + e.source;
+  return e;
+}
+
+// Runs append(p) for p in [0, n) in n child processes at once, as other
+// runs of a program would, and waits for all.
+template <class F>
+void in_processes(int n, F&& append) {
+  std::vector<pid_t> children;
+  for (int p = 0; p < n; ++p) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      append(p);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  }
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
 }
 
 std::string read_text(const fs::path& path) {
@@ -68,7 +104,8 @@ TEST_CASE("manifest records read back as they were written", "[host][manifest]")
   for (int i = 0; i < 3; ++i) check_same(read[i], entry_of(i));
   // A reader can see what a record is.
   const std::string text = read_text(path);
-  CHECK(text.rfind("numfuse-kernel 1\nname: nf_fused_0\narch: sm_90\nsignature: fused;", 0) == 0);
+  CHECK(text.rfind("numfuse-kernel 2\nname: nf_fused_0\narch: sm_90\nsignature: fused;", 0) == 0);
+  CHECK(text.find("runtime-xxh64: none\n") != std::string::npos);
   CHECK(text.find("source-xxh64: " + nf::jit::source_hash(entry_of(0).source) + "\n") !=
         std::string::npos);
   fs::remove(path);
@@ -109,21 +146,9 @@ TEST_CASE("a changed source is read back as damaged; a broken record is an error
 
 TEST_CASE("processes appending to one manifest leave whole records", "[host][manifest]") {
   const fs::path path = fresh_file("processes");
-  std::vector<pid_t> children;
-  for (int p = 0; p < 4; ++p) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      for (int n = 0; n < 25; ++n) nf::jit::append_manifest(path, entry_of(100 * p + n));
-      ::_exit(0);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  }
+  in_processes(4, [&](int p) {
+    for (int n = 0; n < 25; ++n) nf::jit::append_manifest(path, entry_of(100 * p + n));
+  });
   const std::vector<ManifestEntry> read = nf::jit::read_manifest(path);
   REQUIRE(read.size() == 100);
   std::vector<int> count(4, 0);
@@ -133,6 +158,82 @@ TEST_CASE("processes appending to one manifest leave whole records", "[host][man
     ++count[i / 100];
   }
   CHECK(count == std::vector<int>{25, 25, 25, 25});
+  fs::remove(path);
+}
+
+TEST_CASE("a manifest keeps one record per kernel across runs and processes", "[host][manifest]") {
+  const fs::path path = fresh_file("dedup");
+  // Three runs of one program, each in its own process, record the same
+  // kernels; the third adds one.
+  for (int run = 0; run < 3; ++run) {
+    in_processes(1, [&](int) {
+      for (int i = 0; i < 5 + (run == 2); ++i) nf::jit::append_manifest(path, kernel_of(i));
+    });
+  }
+  // Four processes at once, the same kernels and one of their own each.
+  in_processes(4, [&](int p) {
+    for (int i = 0; i < 8; ++i) nf::jit::append_manifest(path, kernel_of(i));
+    nf::jit::append_manifest(path, kernel_of(100 + p));
+  });
+  const std::vector<ManifestEntry> read = nf::jit::read_manifest(path);
+  std::multiset<std::string> names;
+  for (const ManifestEntry& e : read) {
+    const int i = std::stoi(e.name.substr(std::string("nf_fused_").size()));
+    check_same(e, kernel_of(i));
+    names.insert(e.name);
+  }
+  CHECK(read.size() == 8 + 4);
+  CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
+  // In this process too: a kernel already there is not appended again.
+  CHECK_FALSE(nf::jit::append_manifest(path, kernel_of(3)));
+  CHECK(nf::jit::append_manifest(path, kernel_of(200)));
+  CHECK(nf::jit::read_manifest(path).size() == 13);
+  // The same source for another arch is another kernel.
+  ManifestEntry other_arch = kernel_of(3);
+  other_arch.arch = "sm_120";
+  CHECK(nf::jit::append_manifest(path, other_arch));
+  fs::remove(path);
+}
+
+TEST_CASE("a manifest stores the device runtime once, however many kernels start with it",
+          "[host][manifest]") {
+  const fs::path path = fresh_file("runtime");
+  const std::size_t runtime = nf::jit::runtime_prelude().size();
+  REQUIRE(runtime > 10000);
+  for (int i = 0; i < 20; ++i) nf::jit::append_manifest(path, kernel_of(i));
+  nf::jit::append_manifest(path, entry_of(50));  // a source without the runtime
+  const std::string text = read_text(path);
+  CHECK(count_of(text, "\nnumfuse-kernel 2\n") + text.starts_with("numfuse-kernel 2\n") == 21);
+  CHECK(count_of(text, "numfuse-runtime 2\n") == 1);
+  CHECK(text.size() < runtime + 21 * 1000);
+  const std::vector<ManifestEntry> read = nf::jit::read_manifest(path);
+  REQUIRE(read.size() == 21);
+  for (int i = 0; i < 20; ++i) check_same(read[i], kernel_of(i));
+  check_same(read[20], entry_of(50));
+
+  // A kernel whose runtime record is gone cannot be read back whole.
+  const std::size_t kernels = text.find("numfuse-kernel 2\n");
+  write_text(path, text.substr(kernels));
+  CHECK_THROWS_WITH(nf::jit::read_manifest(path),
+                    Contains("starts with the runtime") && Contains("which no record before it"));
+  fs::remove(path);
+}
+
+TEST_CASE("manifests of version 1, each source whole, are still read", "[host][manifest]") {
+  const fs::path path = fresh_file("v1");
+  const ManifestEntry old = kernel_of(7);
+  write_text(path, "numfuse-kernel 1\nname: " + old.name + "\narch: " + old.arch + "\nsignature: " +
+                       old.signature + "\nsource-xxh64: " + nf::jit::source_hash(old.source) +
+                       "\nsource-bytes: " + std::to_string(old.source.size()) + "\n" + old.source +
+                       "\n");
+  REQUIRE(nf::jit::read_manifest(path).size() == 1);
+  check_same(nf::jit::read_manifest(path)[0], old);
+  // Appending to it in version 2 skips the kernel it holds.
+  CHECK_FALSE(nf::jit::append_manifest(path, old));
+  CHECK(nf::jit::append_manifest(path, kernel_of(8)));
+  const std::vector<ManifestEntry> read = nf::jit::read_manifest(path);
+  REQUIRE(read.size() == 2);
+  check_same(read[1], kernel_of(8));
   fs::remove(path);
 }
 

@@ -10,19 +10,13 @@ tool=$1
 example=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-expect() {  # expect FILE PATTERN: the file has a line matching the pattern
-  grep -Eq "$2" "$1" || fail "$1 has no line matching '$2':"$'\n'"$(cat "$1")"
-}
+source "$(dirname "$0")/checks.sh"
 cache=(--cache-dir "$work/cache")
 
 echo "== record the example's kernels on the CPU backend, for sm_90"
 NF_DEVICE=cpu NF_TARGET_ARCH=sm_90 NF_KERNEL_MANIFEST="$work/manifest" "$example" | tee "$work/example.log"
 expect "$work/example.log" '^check: .*: ok$'
-kernels=$(grep -c '^numfuse-kernel 1$' "$work/manifest")
+kernels=$(grep -c '^numfuse-kernel 2$' "$work/manifest")
 # randn(...) * 3 + 5 is one fused kernel; the layer norm is one reduction.
 [[ $kernels -ge 2 ]] || fail "the manifest lists $kernels kernels, expected the fill and the layer norm"
 [[ $(grep -c '^arch: sm_90$' "$work/manifest") -eq $kernels ]] || fail "records not all for sm_90"
