@@ -22,7 +22,8 @@ bool Layout::beyond_int32() const {
 bool beyond_int32(const Shape& shape, const Strides& strides, std::int64_t offset) {
   std::int64_t reach = offset < 0 ? -offset : offset;
   for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] > 0) reach += (strides[d] < 0 ? -strides[d] : strides[d]) * (shape[d] - 1);
+    // The stride of an axis of one element is never used (and may be any value).
+    if (shape[d] > 1) reach += (strides[d] < 0 ? -strides[d] : strides[d]) * (shape[d] - 1);
   }
   return reach >= (std::int64_t(1) << 31);
 }
