@@ -57,7 +57,63 @@ def workloads(quick):
         return (x - x.mean(1, keepdims=True)) * np.reciprocal(np.sqrt(x.var(1, keepdims=True) + eps))
 
     out.append(("layernorm", f"({rows}, {cols})", ln, 10))
-    return out
+    return out + class_sample(rng, quick)
+
+
+def class_sample(rng, quick):
+    """The class sample of cpu_bench.cpp: the same names, shapes and statements."""
+    m2 = (256, 259) if quick else (4096, 4099)
+    m3 = (8, 33, 127) if quick else (64, 257, 1021)
+    sq = 509 if quick else 4093
+    f32 = np.float32
+
+    def randn(shape, dtype=f32):
+        return rng.standard_normal(shape, dtype=f32).astype(dtype)
+
+    x, x3, s = randn(m2), randn(m3), randn((sq, sq))
+    row, col = randn((1, m2[1])), randn((m2[0], 1))
+    last, middle = randn((1, 1, m3[2])), randn((1, m3[1], 1))
+    xd, xh = rng.standard_normal(m2), randn(m2, np.float16)
+    xi = (rng.random(m2, dtype=f32) * 1000).astype(np.int32)
+    xb = (rng.random(m2, dtype=f32) * 255).astype(np.uint8)
+    eps = f32(1e-5)
+
+    def softmax():
+        e = np.exp(x - x.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    gm, gk = (200, 400) if quick else (2000, 4000)
+    ad, bd = rng.standard_normal((gm, gk)), rng.standard_normal((gk, gm))
+    tk, tm, tn = (199, 301, 203) if quick else (1999, 3001, 2003)
+    at, bt = randn((tk, tm)), randn((tk, tn))
+    batch = 16 if quick else 256
+    ab, bb = randn((batch, 64, 128)), randn((batch, 128, 64))
+
+    shape = lambda t: "(" + ", ".join(map(str, t)) + ")"
+    return [(work, shape(dims), f, 10) for work, dims, f in [
+        ("add_row", m2, lambda: x + row),
+        ("add_col", m2, lambda: x + col),
+        ("bias_relu_3d", m3, lambda: np.maximum(x3 + last, 0) * f32(2)),
+        ("middle_3d", m3, lambda: x3 * middle),
+        ("transpose_add", (sq, sq), lambda: s + s.T),
+        ("chain_f64", m2, lambda: np.exp(-xd * xd) * 0.5 + xd),
+        ("chain_f16", m2, lambda: np.exp(-xh * xh) * np.float16(0.5) + xh),
+        ("max_i32", m2, lambda: np.maximum(xi * 3, xi + 7)),
+        ("u8_to_f32", m2, lambda: xb.astype(f32) * f32(1 / 255)),
+        ("sum_axis0", m3, lambda: x3.sum(0, keepdims=True)),
+        ("sum_axis1", m3, lambda: x3.sum(1, keepdims=True)),
+        ("sum_axis2", m3, lambda: x3.sum(2, keepdims=True)),
+        ("sum_axes02", m3, lambda: x3.sum((0, 2), keepdims=True)),
+        ("sum_all", m3, lambda: x3.sum()),
+        ("max_axis1", m3, lambda: x3.max(1, keepdims=True)),
+        ("argmax_axis2", m3, lambda: x3.argmax(2, keepdims=True)),
+        ("normalize_cols", m2,
+         lambda: (x - x.mean(0, keepdims=True)) * np.reciprocal(np.sqrt(x.var(0, keepdims=True) + eps))),
+        ("softmax_rows", m2, softmax),
+        ("gemm_f64", (gm, gk, gm), lambda: ad @ bd),
+        ("gemm_t_odd", (tm, tk, tn), lambda: at.T @ bt),
+        ("matmul_batched", (batch, 64, 128, 64), lambda: ab @ bb),
+    ]]
 
 
 def main():
@@ -81,9 +137,9 @@ def main():
               flush=True)
         rows.setdefault(work, {"shape": shape})["numpy"] = ms
     if args.numfuse:
-        print(f"\n{'work':<10} {'shape':<20} {'numfuse ms':>11} {'numpy ms':>10} {'speed-up':>9}")
+        print(f"\n{'work':<15} {'shape':<22} {'numfuse ms':>11} {'numpy ms':>10} {'speed-up':>9}")
         for work, r in rows.items():
-            print(f"{work:<10} {r['shape']:<20} {r['numfuse']:>11.2f} {r['numpy']:>10.2f} "
+            print(f"{work:<15} {r['shape']:<22} {r['numfuse']:>11.2f} {r['numpy']:>10.2f} "
                   f"{r['numpy'] / r['numfuse']:>8.2f}x")
 
 

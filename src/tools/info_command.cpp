@@ -7,7 +7,10 @@
 #include "compile/manifest.hpp"
 #include "compile/nvrtc_compiler.hpp"
 #include "core/config.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/thread_pool.hpp"
 #include "cuda/devices.hpp"
+#include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
 #include "tools/cache_access.hpp"
 #include "tools/commands.hpp"
@@ -43,6 +46,22 @@ void print_cache() {
   std::printf("kernel cache:    %s, %zu entries, %s%s\n", dir.c_str(), entries.size(),
               human_bytes(bytes).c_str(), cache.writable() ? "" : ", read-only");
   if (!cache.writable()) std::printf("                 (%s)\n", cache.read_only_reason().c_str());
+}
+
+// What the CPU backend's products run on.
+void print_blas() {
+  try {
+    const cpu::Blas& b = cpu::blas();
+    std::printf("CPU BLAS:        %s (%s), %s kernels chosen by %s, ", b.version.c_str(),
+                b.library.c_str(), b.kernels.c_str(), b.chosen_by.c_str());
+    if (b.tiled) {
+      std::printf("tiles of each product on numfuse's %d threads\n", cpu::thread_count());
+    } else {
+      std::printf("%d threads per call (OPENBLAS_NUM_THREADS)\n", b.threads);
+    }
+  } catch (const Error& e) {
+    std::printf("CPU BLAS:        none: %s\n", e.what());
+  }
 }
 
 bool all_allowed() {
@@ -85,6 +104,7 @@ int run(const CommandLine& line) {
     std::printf("  cuda:%d  %s, %s, %d SMs, %s\n", d, info.name.c_str(), info.arch().c_str(),
                 info.sm_count, human_bytes(info.total_bytes).c_str());
   }
+  print_blas();
   // numfuse refuses to run with a value it does not allow, so what it would
   // do with them is no question: the table below shows which to fix.
   const bool allowed = all_allowed();

@@ -122,4 +122,10 @@ for setting in NF_FUSION=banana NF_CACHE=maybe NF_DEVICE=banana NF_TARGET_ARCH=s
   [[ $got -ne 0 ]] || fail "$setting ran"
   expect "$work/err" "$setting is not allowed: expected "
 done
+
+echo "== info names the CPU BLAS and who chose its kernels; the user's choice wins"
+env OPENBLAS_CORETYPE=Haswell "$tool" info >"$work/info.log"
+expect "$work/info.log" '^CPU BLAS: +OpenBLAS [0-9.]+ \(.*\), Haswell kernels chosen by OPENBLAS_CORETYPE, tiles of each product on numfuse.s [0-9]+ threads$'
+env -u OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS=3 "$tool" info >"$work/info.log"
+expect "$work/info.log" '^CPU BLAS: +OpenBLAS [0-9.]+ \(.*\), [A-Za-z]+ kernels chosen by .*, [0-9]+ threads per call \(OPENBLAS_NUM_THREADS\)$'
 echo "ok"
