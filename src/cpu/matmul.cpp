@@ -97,8 +97,9 @@ void matmul(const Value& a_in, const Value& b_in, const Value& out) {
   const int nd = int(out_shape.size());
   const std::int64_t m = out_shape[nd - 2], n = out_shape[nd - 1], k = a.shape.back();
   const Shape batch(out_shape.begin(), out_shape.end() - 2);
+  const Layout la = layout_of(a), lb = layout_of(b);
   // CBLAS takes its sizes and leading dimensions as int.
-  if (by_blas && std::max({m, n, k, layout_of(a).ld, layout_of(b).ld}) > INT_MAX) {
+  if (by_blas && std::max({m, n, k, la.ld, lb.ld}) > INT_MAX) {
     throw ShapeError("matmul of " + to_string(a.shape) + " and " + to_string(b.shape) +
                      ": the CPU backend's BLAS takes matrix sides and strides up to 2^31-1");
   }
@@ -124,7 +125,6 @@ void matmul(const Value& a_in, const Value& b_in, const Value& out) {
         std::fill(out.data<T>(), out.data<T>() + std::int64_t(mats.size()) * m * n, T(0));
         return;
       }
-      const Layout la = layout_of(a), lb = layout_of(b);
       const std::vector<Tile> work =
           tiles(std::int64_t(mats.size()), m, n, k, blas().tiled ? thread_count() : 1);
       const auto run = [&](std::int64_t w) {

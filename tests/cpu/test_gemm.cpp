@@ -1,6 +1,7 @@
 // dot and matmul against hand-written loops in double; what products and
 // their epilogues plan; the matmul precision setting.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <random>
 #include <thread>
 #include <vector>
@@ -298,5 +299,33 @@ TEST_CASE("an epilogue on the CPU gives what separate statements give", "[cpu-ba
     same(nf::gelu_tanh(nf::dot(a, b)), nf::gelu_tanh(ab));
     const nf::Array a3b = nf::matmul(a3, b);
     same(nf::matmul(a3, b) + bias, a3b + bias);
+  }
+}
+
+TEST_CASE("products cut into tiles equal plain loops: odd sides, transposed operands, batches",
+          "[cpu-backend][gemm]") {
+  // Each product here is large enough to be cut into tiles on two threads.
+  for (nf::DType t : {nf::f32, nf::f64}) {
+    for (std::int64_t batch : {1, 3}) {
+      const std::int64_t m = 301, k = 129, n = 203;
+      INFO(nf::name(t) << ", batch " << batch);
+      const nf::Array a = nf::randn({batch, m, k}, t), b = nf::randn({batch, k, n}, t);
+      // Stored transposed: the tiles read them through BLAS's layouts.
+      const nf::Array at = nf::randn({batch, k, m}, t), bt = nf::randn({batch, n, k}, t);
+      nf::Array c = nf::full({batch, m, n}, NAN, t);
+      for (int variant = 0; variant < 3; ++variant) {
+        const nf::Array& lhs = variant == 1 ? nf::Array(at.transpose({0, 2, 1})) : a;
+        const nf::Array& rhs = variant == 2 ? nf::Array(bt.transpose({0, 2, 1})) : b;
+        c = nf::matmul(lhs, rhs);
+        const auto got = c.to_vector<double>(), want = reference(lhs, rhs);
+        const double tol = t == nf::f32 ? 1e-4 : 1e-12;
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          bad += !(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
+        }
+        INFO("variant " << variant);
+        CHECK(bad == 0);
+      }
+    }
   }
 }
