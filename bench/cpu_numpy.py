@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """numpy on the workloads of cpu_bench.cpp, and the two side by side.
 
-    python3 bench/cpu_numpy.py [--quick] [--numfuse PATH/TO/cpu_bench]
+    python3 bench/cpu_numpy.py [--quick] [--numfuse PATH/TO/cpu_bench] [--rounds N]
 
 Times each workload as cpu_bench does (two warm-up calls, then the median
 wall clock of at least 5-10 calls and about a second), prints one JSON line
 per workload, and with --numfuse runs cpu_bench (NF_DEVICE=cpu) first and
-ends with a table of both and numfuse's speed-up.
+ends with a table of both and numfuse's speed-up. With --rounds N the two
+take turns N times and the table holds each one's median over the rounds:
+a shared host's load drifts by several percent within minutes, and turns
+spread that drift over both.
 """
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import time
 
@@ -120,27 +124,32 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--numfuse", help="path of cpu_bench, run first and compared")
+    ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
     rows = {}
-    if args.numfuse:
-        cmd = [args.numfuse] + (["--quick"] if args.quick else [])
-        env = dict(os.environ, NF_DEVICE="cpu")
-        for line in subprocess.run(cmd, env=env, check=True, capture_output=True,
-                                   text=True).stdout.splitlines():
-            print(line, flush=True)
-            r = json.loads(line)
-            if "work" in r:
-                rows[r["work"]] = {"numfuse": r["ms"], "shape": r["shape"]}
-    for work, shape, f, runs in workloads(args.quick):
-        ms = median_ms(f, runs)
-        print(json.dumps({"work": work, "shape": shape, "impl": "numpy", "ms": round(ms, 3)}),
-              flush=True)
-        rows.setdefault(work, {"shape": shape})["numpy"] = ms
+    work_list = workloads(args.quick)
+    for r in range(args.rounds):
+        if args.numfuse:
+            cmd = [args.numfuse] + (["--quick"] if args.quick else [])
+            env = dict(os.environ, NF_DEVICE="cpu")
+            for line in subprocess.run(cmd, env=env, check=True, capture_output=True,
+                                       text=True).stdout.splitlines():
+                print(line, flush=True)
+                row = json.loads(line)
+                if "work" in row:
+                    rows.setdefault(row["work"], {"shape": row["shape"]}).setdefault(
+                        "numfuse", []).append(row["ms"])
+        for work, shape, f, runs in work_list:
+            ms = median_ms(f, runs)
+            print(json.dumps({"work": work, "shape": shape, "impl": "numpy", "ms": round(ms, 3),
+                              "round": r}), flush=True)
+            rows.setdefault(work, {"shape": shape}).setdefault("numpy", []).append(ms)
     if args.numfuse:
         print(f"\n{'work':<15} {'shape':<22} {'numfuse ms':>11} {'numpy ms':>10} {'speed-up':>9}")
         for work, r in rows.items():
-            print(f"{work:<15} {r['shape']:<22} {r['numfuse']:>11.2f} {r['numpy']:>10.2f} "
-                  f"{r['numpy'] / r['numfuse']:>8.2f}x")
+            nf_ms, np_ms = statistics.median(r["numfuse"]), statistics.median(r["numpy"])
+            print(f"{work:<15} {r['shape']:<22} {nf_ms:>11.2f} {np_ms:>10.2f} "
+                  f"{np_ms / nf_ms:>8.2f}x")
 
 
 if __name__ == "__main__":

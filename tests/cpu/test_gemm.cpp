@@ -302,23 +302,27 @@ TEST_CASE("an epilogue on the CPU gives what separate statements give", "[cpu-ba
   }
 }
 
-TEST_CASE("products cut into tiles equal plain loops: odd sides, transposed operands, batches",
-          "[cpu-backend][gemm]") {
-  // Each product here is large enough to be cut into tiles on two threads.
+namespace {
+
+// Products of shape (batch, m, k) @ (batch, k, n) for each batch size, with
+// plain and transposed operands, against reference() in double; tol is
+// relative to 1 + |value| per dtype.
+void check_against_loops(std::int64_t m, std::int64_t k, std::int64_t n,
+                         std::initializer_list<std::int64_t> batches, double tol_f32,
+                         double tol_f64) {
   for (nf::DType t : {nf::f32, nf::f64}) {
-    for (std::int64_t batch : {1, 3}) {
-      const std::int64_t m = 301, k = 129, n = 203;
+    for (std::int64_t batch : batches) {
       INFO(nf::name(t) << ", batch " << batch);
       const nf::Array a = nf::randn({batch, m, k}, t), b = nf::randn({batch, k, n}, t);
-      // Stored transposed: the tiles read them through BLAS's layouts.
+      // Stored transposed: the tasks read them through BLAS's layouts.
       const nf::Array at = nf::randn({batch, k, m}, t), bt = nf::randn({batch, n, k}, t);
-      nf::Array c = nf::full({batch, m, n}, NAN, t);
       for (int variant = 0; variant < 3; ++variant) {
         const nf::Array& lhs = variant == 1 ? nf::Array(at.transpose({0, 2, 1})) : a;
         const nf::Array& rhs = variant == 2 ? nf::Array(bt.transpose({0, 2, 1})) : b;
+        nf::Array c = nf::full({batch, m, n}, NAN, t);
         c = nf::matmul(lhs, rhs);
         const auto got = c.to_vector<double>(), want = reference(lhs, rhs);
-        const double tol = t == nf::f32 ? 1e-4 : 1e-12;
+        const double tol = t == nf::f32 ? tol_f32 : tol_f64;
         std::size_t bad = 0;
         for (std::size_t i = 0; i < got.size(); ++i) {
           bad += !(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
@@ -328,4 +332,21 @@ TEST_CASE("products cut into tiles equal plain loops: odd sides, transposed oper
       }
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("products cut into tiles equal plain loops: odd sides, transposed operands, batches",
+          "[cpu-backend][gemm]") {
+  // Each product here is large enough to be cut into tiles on two threads.
+  check_against_loops(301, 129, 203, {1, 3}, 1e-4, 1e-12);
+}
+
+TEST_CASE("long sums cut into parts equal plain loops: odd sides, transposed operands, batches",
+          "[cpu-backend][gemm]") {
+  // k is long beside m and n: on two threads or more the single product's sum
+  // is cut into parts, added into the output after (matmul.cpp); on more
+  // threads than products, each product of the batch's too. Its sums of
+  // 20011 products of N(0, 1) values lie near +-141.
+  check_against_loops(37, 20011, 29, {1, 2}, 1e-3, 1e-10);
 }
