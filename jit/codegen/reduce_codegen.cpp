@@ -799,8 +799,8 @@ class Generator {
     if (split()) {
       src += "//\n// Kernel " + std::to_string(stage_) + " of " + std::to_string(kernels()) +
              " of a reduction whose outputs have too many elements for one\n"
-             "// block each: a block takes a chunk of " +
-             std::to_string(s_.chunk) + " group(s) of " + std::to_string(s_.vec) +
+             "// block each: a block takes a chunk of `chunk` groups of " +
+             std::to_string(s_.vec) +
              " element(s) of its\n// outputs. Kernel k combines the partial results of the "
              "passes before it,\n// then writes its chunk's partial result of pass k; the last "
              "kernel writes\n// the outputs.\n";

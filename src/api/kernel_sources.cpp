@@ -1,8 +1,6 @@
 #include "api/kernel_sources.hpp"
 
-#include "codegen/fused_codegen.hpp"
-#include "codegen/fused_spec.hpp"
-#include "codegen/reduce_codegen.hpp"
+#include "codegen/step_kernels.hpp"
 #include "compile/manifest.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
@@ -16,17 +14,11 @@ std::vector<jit::GeneratedKernel> generate_kernels(const Program& p, const Sched
                                                    const std::string& arch) {
   std::vector<jit::GeneratedKernel> kernels;
   const auto layouts = memory_layouts(p, s, outputs);
+  const jit::ReduceLimits limits = jit::reduce_limits_for(arch);
   for (const Step& step : s.steps) {
-    if (step.kind == StepKind::reduction) {
-      const jit::ReduceSpec spec =
-          jit::make_reduce_spec(p, s, step, layouts, outputs, jit::reduce_limits_for(arch));
-      // The executor stops at a stage with nothing to do.
-      for (jit::GeneratedKernel& k : jit::generate_reduce(spec)) {
-        if (k.blocks == 0) break;
-        kernels.push_back(std::move(k));
-      }
-    } else if (step.kind == StepKind::fused && numel(step.domain) > 0) {
-      kernels.push_back(jit::generate_fused(jit::make_fused_spec(p, s, step, layouts, outputs)));
+    for (jit::GeneratedKernel& k :
+         jit::StepKernels(p, s, step, layouts, outputs, limits).generated()) {
+      kernels.push_back(std::move(k));
     }
   }
   return kernels;

@@ -1,0 +1,75 @@
+#include "codegen/step_kernels.hpp"
+
+#include "codegen/reduce_codegen.hpp"
+#include "core/shape_util.hpp"
+#include "numfuse/errors.hpp"
+
+namespace nf::jit {
+
+StepKernels::StepKernels(const Program& p, const Schedule& s, const Step& step,
+                         const std::vector<std::optional<Layout>>& layouts,
+                         const std::vector<Array>& outputs, const ReduceLimits& limits)
+    : schedule_(&s), step_(&step), layouts_(&layouts), outputs_(&outputs) {
+  if (step.kind == StepKind::reduction) {
+    const ReduceSpec& spec =
+        spec_.emplace<ReduceSpec>(make_reduce_spec(p, s, step, layouts, outputs, limits));
+    for (GeneratedKernel& k : describe_reduce(spec)) {
+      // A split row's later stages have nothing to do where its first has
+      // no blocks.
+      if (k.blocks == 0) break;
+      kernels_.push_back(std::move(k));
+    }
+  } else if (step.kind == StepKind::fused && numel(step.domain) > 0) {
+    const FusedSpec& spec = spec_.emplace<FusedSpec>(make_fused_spec(p, s, step, layouts, outputs));
+    kernels_.push_back(describe_fused(spec));
+  }
+}
+
+std::string StepKernels::source(std::size_t i) const {
+  if (const ReduceSpec* r = reduce_spec()) return generate_reduce(*r).at(i).source;
+  return generate_fused(std::get<FusedSpec>(spec_)).source;
+}
+
+std::vector<GeneratedKernel> StepKernels::generated() const {
+  std::vector<GeneratedKernel> out;
+  if (kernels_.empty()) return out;
+  if (const ReduceSpec* r = reduce_spec()) {
+    out = generate_reduce(*r);
+    out.resize(kernels_.size());
+  } else {
+    out.push_back(generate_fused(std::get<FusedSpec>(spec_)));
+  }
+  return out;
+}
+
+bool StepKernels::index64() const {
+  if (const ReduceSpec* r = reduce_spec()) return r->index64;
+  if (const FusedSpec* f = std::get_if<FusedSpec>(&spec_)) return f->index64;
+  return false;
+}
+
+Strides StepKernels::fixed_values(std::size_t i, const KernelParam& param) const {
+  const GeneratedKernel& k = kernels_.at(i);
+  switch (param.kind) {
+    case KernelParam::Kind::extent:
+      return k.extents.at(param.index);
+    case KernelParam::Kind::count:
+      return {numel(step_->domain)};
+    case KernelParam::Kind::dims:
+      return step_->domain;
+    case KernelParam::Kind::strides: {
+      // A fused kernel's strides are each operand's (reads, then writes)
+      // broadcast over the domain.
+      const std::size_t j = std::size_t(param.index);
+      const std::size_t reads = step_->reads.size();
+      const Layout l =
+          j < reads ? *(*layouts_)[step_->reads[j]]
+                    : write_layout(*schedule_, step_->writes[j - reads], *layouts_, *outputs_);
+      return broadcast_strides(l.shape, l.strides, step_->domain);
+    }
+    default:
+      throw InternalError("StepKernels: a parameter bound at each run has no fixed values");
+  }
+}
+
+}  // namespace nf::jit
