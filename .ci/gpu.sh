@@ -10,7 +10,7 @@
 #
 # Needs the CUDA driver and toolkit (compute-sanitizer comes with it), CMake,
 # g++, and Catch2 2, fmt, OpenBLAS and xxHash: from Debian's packages
-# (.ci/setup.sh), or from a prefix such as the .deps of ../shared/device/deps.sh,
+# (.ci/setup.sh), or from a prefix with an env.sh that puts them on the paths (.deps),
 # which this script sources when it is there. NF_FUZZ_CASES (10000) and
 # NF_FUZZ_JOBS (the core count) size the fuzzer's run; NF_GPU_PRESETS ("release asan") names
 # the builds that build and suite use; logs go to NF_GPU_LOGS (build/gpu-logs).

@@ -10,7 +10,7 @@
 //   chain8-statement-key   the key of that program writing one output
 //   chain8-plan-lookup     a hit of the GPU plan cache, key included
 //   chain8-host-path       the four above in one loop
-//   chain8-bind            cuda::run of a cached plan with stand-in kernels:
+//   chain8-bind            the CUDA backend's run of a cached plan, stand-in kernels:
 //                          placing values and packing every kernel's
 //                          arguments, without cuLaunchKernel
 //   chain8-gpu-statement   `y = chain(x, ...)` over arrays that claim cuda:0
@@ -140,14 +140,15 @@ int main(int argc, char** argv) {
   // can be prepared, so the entry holds the schedule alone.
   auto plan = std::make_shared<nf::CachedPlan>();
   plan->schedule = nf::make_schedule(p, options);
-  nf::remember_cuda_plan(nf::statement_key(p, outputs, options), plan);
-  row("chain8-plan-lookup", median_us([&] { nf::cuda_plan(p, outputs, options); }));
+  nf::remember_plan(nf::statement_key(p, outputs, options), plan);
+  row("chain8-plan-lookup",
+      median_us([&] { nf::cached_plan(nf::cuda::backend(), p, outputs, options); }));
 
   // A warm GPU statement's host path up to its launch: build, program, plan
   // lookup and teardown.
   row("chain8-host-path", median_us([&] {
         const nf::Expr s = bench::chain(x, 1.5f, 0.25f);
-        nf::cuda_plan(nf::make_program({s.node()}), outputs, options);
+        nf::cached_plan(nf::cuda::backend(), nf::make_program({s.node()}), outputs, options);
       }));
 
   // The warm GPU statement itself, over stand-ins for device arrays. Each
@@ -158,9 +159,9 @@ int main(int argc, char** argv) {
     const nf::Expr ge = bench::chain(gx, 1.5f, 0.25f);
     const nf::Program gp = nf::make_program({ge.node()});
     const std::vector<nf::Array> gout{stand_in_cuda_array(x)};
-    const auto gplan = nf::cuda_plan(gp, gout, options);
+    const auto gplan = nf::cached_plan(nf::cuda::backend(), gp, gout, options);
     row("chain8-bind",
-        median_us([&] { nf::cuda::run(*gplan->launches, gp, gplan->schedule, gout, 0); }));
+        median_us([&] { nf::cuda::backend().run(*gplan->prepared, gp, gplan->schedule, gout); }));
   }
   nf::Array gy = stand_in_cuda_array(x);  // held by gy alone, so every statement reuses it
   row("chain8-gpu-statement", median_us([&] { gy = bench::chain(gx, 1.5f, 0.25f); }));

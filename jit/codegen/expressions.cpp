@@ -92,8 +92,8 @@ std::string node_expr(const Node& n, const std::vector<std::string>& in, const s
     case OpKind::view:
       return in[0];  // broadcast: the same value at every coordinate
     case OpKind::iota:
-      return std::string("nf_convert<") + compute_ctype(n.dtype) + ">(c" +
-             std::to_string(n.ivalue) + ")";
+      return std::string("nf_convert<") + compute_ctype(n.dtype) + ">(c" + std::to_string(n.axis) +
+             ")";
     case OpKind::random: {
       const bool normal = n.op == OpId::rand_normal;
       const bool wide = n.dtype == f64;

@@ -97,7 +97,7 @@ class Generator {
       sig +=
           ";" + names_.at(i) + "=" + std::string(op_name(n.op)) + "." + std::string(name(n.dtype));
       for (int in : p_.inputs[i]) sig += "," + names_.at(in);
-      if (n.op == OpId::iota) sig += "@" + std::to_string(n.ivalue);
+      sig += code_attributes(n);
     }
     sig += ";write";
     for (int w : step_.writes) sig += ":" + names_.at(w);

@@ -21,21 +21,21 @@ void put(std::uint64_t* words, std::uint32_t slot, const T& v) {
 void put_scalar(std::uint64_t* words, std::uint32_t slot, const Node& n) {
   switch (n.dtype) {
     case DType::b8:
-      return put(words, slot, static_cast<bool>(n.ivalue != 0));
+      return put(words, slot, static_cast<bool>(n.value.i != 0));
     case DType::u8:
-      return put(words, slot, static_cast<unsigned char>(n.ivalue));
+      return put(words, slot, static_cast<unsigned char>(n.value.i));
     case DType::i32:
-      return put(words, slot, static_cast<int>(n.ivalue));
+      return put(words, slot, static_cast<int>(n.value.i));
     case DType::i64:
-      return put(words, slot, static_cast<long long>(n.ivalue));
+      return put(words, slot, static_cast<long long>(n.value.i));
     case DType::f64:
-      return put(words, slot, n.fvalue);
+      return put(words, slot, n.value.f);
     case DType::f16:
-      return put(words, slot, nf_f16_bits_to_f32(nf_f32_to_f16_bits(float(n.fvalue))));
+      return put(words, slot, nf_f16_bits_to_f32(nf_f32_to_f16_bits(float(n.value.f))));
     case DType::bf16:
-      return put(words, slot, nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(float(n.fvalue))));
+      return put(words, slot, nf_bf16_bits_to_f32(nf_f32_to_bf16_bits(float(n.value.f))));
     default:
-      return put(words, slot, float(n.fvalue));
+      return put(words, slot, float(n.value.f));
   }
 }
 

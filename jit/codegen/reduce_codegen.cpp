@@ -245,7 +245,7 @@ class Generator {
       sig +=
           ";" + names_.at(i) + "=" + std::string(op_name(n.op)) + "." + std::string(name(n.dtype));
       for (int in : inputs(i)) sig += "," + names_.at(in);
-      if (n.op == OpId::var || n.op == OpId::std) sig += "~" + std::to_string(n.ivalue);
+      sig += code_attributes(n);
     }
     sig += ";write";
     for (int w : step_.writes) sig += ":" + names_.at(w);
@@ -567,7 +567,7 @@ class Generator {
         break;
       case OpId::var:
       case OpId::std: {
-        const std::string ddof = std::to_string(n.ivalue);
+        const std::string ddof = std::to_string(n.ddof);
         v = terms_[t[1]].name + " / (" + a + ")(n > " + ddof + " ? n - " + ddof + " : 0)";
         if (n.op == OpId::std) v = "nf_sqrt(" + v + ")";
         break;

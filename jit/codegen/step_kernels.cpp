@@ -3,6 +3,7 @@
 #include "codegen/reduce_codegen.hpp"
 #include "core/shape_util.hpp"
 #include "numfuse/errors.hpp"
+#include "plan/memory_layout.hpp"
 
 namespace nf::jit {
 
@@ -70,6 +71,20 @@ Strides StepKernels::fixed_values(std::size_t i, const KernelParam& param) const
     default:
       throw InternalError("StepKernels: a parameter bound at each run has no fixed values");
   }
+}
+
+std::vector<GeneratedKernel> plan_kernels(const Program& p, const Schedule& s,
+                                          const std::vector<Array>& outputs,
+                                          const std::string& arch) {
+  std::vector<GeneratedKernel> kernels;
+  const auto layouts = memory_layouts(p, s, outputs);
+  const ReduceLimits limits = reduce_limits_for(arch);
+  for (const Step& step : s.steps) {
+    for (GeneratedKernel& k : StepKernels(p, s, step, layouts, outputs, limits).generated()) {
+      kernels.push_back(std::move(k));
+    }
+  }
+  return kernels;
 }
 
 }  // namespace nf::jit

@@ -49,4 +49,11 @@ class StepKernels {
   std::vector<GeneratedKernel> kernels_;
 };
 
+// The kernels a GPU of `arch` launches for schedule `s` of `p` writing
+// `outputs`, in launch order, with their sources: what nf::plan shows, and
+// what the CPU backend records in the kernel manifest.
+std::vector<GeneratedKernel> plan_kernels(const Program& p, const Schedule& s,
+                                          const std::vector<Array>& outputs,
+                                          const std::string& arch);
+
 }  // namespace nf::jit

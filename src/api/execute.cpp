@@ -1,17 +1,12 @@
 #include "api/execute.hpp"
 
-#include <cstring>
 #include <string>
-#include <unordered_map>
+#include <vector>
 
-#include "api/kernel_sources.hpp"
 #include "api/plan_cache.hpp"
-#include "compile/manifest.hpp"
 #include "core/shape_util.hpp"
-#include "core/storage.hpp"
 #include "cpu/interpreter.hpp"
 #include "cuda/executor.hpp"
-#include "cuda/memory.hpp"
 #include "graph/build.hpp"
 #include "numfuse/errors.hpp"
 #include "plan/memory_layout.hpp"
@@ -20,18 +15,28 @@
 namespace nf {
 namespace {
 
-bool on_cuda(const Array& a) {
-  return a.device().kind == Device::Kind::cuda;
+// The backend of each kind of device: the one place where a device's kind
+// picks the code that runs there.
+const Backend& backend_for(Device d) {
+  switch (d.kind) {
+    case Device::Kind::cpu:
+      return cpu::backend();
+    case Device::Kind::cuda:
+      return cuda::backend();
+  }
+  throw InternalError("no backend for " + to_string(d));
 }
 
-// Until matrix products have GPU kernels, a statement that needs one
-// runs on the CPU backend over host copies of its device arrays, and its
-// results are copied back with a generated kernel.
+void run(const Program& p, std::span<const Array> outputs);
+
+// A statement its device's backend cannot run (integer products have no GPU
+// kernels yet) runs on the host over copies of its arrays, and its results
+// are copied back.
 void run_on_host(const Program& p, std::span<const Array> outputs) {
   std::vector<NodePtr> host(p.nodes.size());
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = *p.nodes[i];
-    if (n.op == OpId::leaf && on_cuda(*n.array)) {
+    if (n.op == OpId::leaf) {
       const Array dense = n.array->is_contiguous() ? *n.array : Array(Expr(*n.array));
       Array h = new_array(n.dtype, n.shape, Device::cpu());
       copy_from_array(h.storage()->data, dense);
@@ -49,8 +54,7 @@ void run_on_host(const Program& p, std::span<const Array> outputs) {
     host_roots.push_back(host[p.roots[r]]);
     host_outputs.push_back(new_array(root.dtype, root.shape, Device::cpu()));
   }
-  const Program hp = make_program(host_roots);
-  cpu::run(hp, make_schedule(hp, default_schedule_options()), host_outputs);
+  run(make_program(host_roots), host_outputs);
   for (std::size_t r = 0; r < p.roots.size(); ++r) {
     Array up = new_array(outputs[r].dtype(), outputs[r].shape(), outputs[r].device());
     copy_to_array(up, host_outputs[r].storage()->data);
@@ -58,34 +62,26 @@ void run_on_host(const Program& p, std::span<const Array> outputs) {
   }
 }
 
-void run_on_cuda(const Program& p, std::span<const Array> outputs) {
+void run(const Program& p, std::span<const Array> outputs) {
+  const Backend& backend = backend_for(outputs[0].device());
   const ScheduleOptions options = default_schedule_options();
-  const auto plan = cuda_plan(p, outputs, options);
-  if (!plan->launches) return run_on_host(p, outputs);
-  const int device = outputs[0].device().index;
+  const auto plan = cached_plan(backend, p, outputs, options);
+  if (!plan->prepared) return run_on_host(p, outputs);
   if (!writes_where_it_reads_elsewhere(p, plan->schedule, outputs)) {
-    return cuda::run(*plan->launches, p, plan->schedule, outputs, device);
+    return backend.run(*plan->prepared, p, plan->schedule, outputs);
   }
   // An output that overlaps an input read at other elements (A += A.T()):
-  // compute into new buffers, then copy.
+  // compute into new arrays, then copy.
   std::vector<Array> temps;
   for (const Array& o : outputs) temps.push_back(new_array(o.dtype(), o.shape(), o.device()));
-  const auto into_temps = cuda_plan(p, temps, options);
-  cuda::run(*into_temps->launches, p, into_temps->schedule, temps, device);
+  const auto into_temps = cached_plan(backend, p, temps, options);
+  backend.run(*into_temps->prepared, p, into_temps->schedule, temps);
   for (std::size_t r = 0; r < outputs.size(); ++r) execute(make_leaf(temps[r]), outputs[r]);
 }
 
-// The kernel manifest of a CPU run: the kernels run_on_cuda would load,
-// including its detour through new buffers and the copies back.
-void record_as_a_gpu_would(const Program& p, const Schedule& s, const std::vector<Array>& outputs) {
-  if (!writes_where_it_reads_elsewhere(p, s, outputs)) return record_kernels(p, s, outputs);
-  std::vector<Array> temps;
-  for (const Array& o : outputs) temps.push_back(planned_array(o.dtype(), o.shape()));
-  record_kernels(p, s, temps);
-  for (std::size_t r = 0; r < outputs.size(); ++r) {
-    const Program copy = make_program({make_leaf(temps[r])});
-    record_kernels(copy, make_schedule(copy, default_schedule_options()), {outputs[r]});
-  }
+// Where element 0 of a contiguous array lies.
+char* first_byte(const Array& a) {
+  return static_cast<char*>(a.storage()->data) + a.offset() * std::int64_t(itemsize(a.dtype()));
 }
 
 }  // namespace
@@ -97,12 +93,7 @@ void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
     }
   }
   if (outputs.empty()) return;
-  const Program p = make_program(roots);
-  if (on_cuda(outputs[0])) return run_on_cuda(p, outputs);
-  const Schedule s = make_schedule(p, default_schedule_options());
-  std::vector<Array> outs(outputs.begin(), outputs.end());
-  if (jit::manifest_on()) record_as_a_gpu_would(p, s, outs);
-  cpu::run(p, s, outs);
+  run(make_program(roots), outputs);
 }
 
 void execute(const NodePtr& root, const Array& output) {
@@ -124,33 +115,20 @@ Array new_array(DType dtype, const Shape& shape, Device device) {
     if (d < 0) throw ShapeError("negative dimension in shape " + to_string(shape));
   }
   const std::size_t bytes = static_cast<std::size_t>(numel(shape)) * itemsize(dtype);
-  auto storage = device.kind == Device::Kind::cuda ? cuda::allocate_device(device.index, bytes)
-                                                   : allocate_host(bytes);
-  return Array(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
+  return Array(backend_for(device).allocate(bytes, device.index), dtype, shape,
+               contiguous_strides(shape), 0);
 }
 
 void copy_to_array(const Array& dst, const void* src) {
   const std::size_t bytes = std::size_t(dst.size()) * itemsize(dst.dtype());
   if (bytes == 0) return;
-  char* p =
-      static_cast<char*>(dst.storage()->data) + dst.offset() * std::int64_t(itemsize(dst.dtype()));
-  if (on_cuda(dst)) {
-    cuda::copy_host_to_device(p, src, bytes, dst.device().index);
-  } else {
-    std::memcpy(p, src, bytes);
-  }
+  backend_for(dst.device()).copy_from_host(first_byte(dst), src, bytes, dst.device().index);
 }
 
 void copy_from_array(void* dst, const Array& src) {
   const std::size_t bytes = std::size_t(src.size()) * itemsize(src.dtype());
   if (bytes == 0) return;
-  const char* p = static_cast<const char*>(src.storage()->data) +
-                  src.offset() * std::int64_t(itemsize(src.dtype()));
-  if (on_cuda(src)) {
-    cuda::copy_device_to_host(dst, p, bytes, src.device().index);
-  } else {
-    std::memcpy(dst, p, bytes);
-  }
+  backend_for(src.device()).copy_to_host(dst, first_byte(src), bytes, src.device().index);
 }
 
 }  // namespace nf

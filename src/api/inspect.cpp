@@ -3,8 +3,8 @@
 #include <mutex>
 #include <sstream>
 
-#include "api/kernel_sources.hpp"
 #include "codegen/fused_spec.hpp"
+#include "codegen/step_kernels.hpp"
 #include "compile/disk_cache.hpp"
 #include "compile/nvrtc_compiler.hpp"
 #include "core/config.hpp"
@@ -53,7 +53,7 @@ Plan plan(const std::vector<Expr>& roots) {
   impl->program = make_program(nodes);
   impl->schedule = make_schedule(impl->program, default_schedule_options());
   for (jit::GeneratedKernel& k :
-       generate_kernels(impl->program, impl->schedule, impl->outputs, target_arch())) {
+       jit::plan_kernels(impl->program, impl->schedule, impl->outputs, target_arch())) {
     impl->sources.push_back(std::move(k.source));
   }
   return Plan(std::move(impl));

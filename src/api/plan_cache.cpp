@@ -27,36 +27,37 @@ Table& table() {
 
 }  // namespace
 
-std::shared_ptr<const CachedPlan> find_cuda_plan(const StatementKey& key) {
+std::shared_ptr<const CachedPlan> find_plan(const StatementKey& key) {
   Table& t = table();
   std::shared_lock<std::shared_mutex> lock(t.mutex);
   auto it = t.plans.find(key);
   return it != t.plans.end() ? it->second : nullptr;
 }
 
-std::shared_ptr<const CachedPlan> remember_cuda_plan(StatementKey key,
-                                                     std::shared_ptr<const CachedPlan> plan) {
+std::shared_ptr<const CachedPlan> remember_plan(StatementKey key,
+                                                std::shared_ptr<const CachedPlan> plan) {
   Table& t = table();
   std::unique_lock<std::shared_mutex> lock(t.mutex);
   if (t.plans.size() >= kMaxEntries) t.plans.clear();
   return t.plans.emplace(std::move(key), std::move(plan)).first->second;
 }
 
-std::shared_ptr<const CachedPlan> cuda_plan(const Program& p, std::span<const Array> outputs,
-                                            const ScheduleOptions& options) {
+std::shared_ptr<const CachedPlan> cached_plan(const Backend& backend, const Program& p,
+                                              std::span<const Array> outputs,
+                                              const ScheduleOptions& options) {
   // Written over a key kept per thread, so that a hit allocates nothing. A
   // miss copies it for the table before planning, so that nothing planning
   // calls can overwrite it.
   thread_local StatementKey scratch;
   statement_key(p, outputs, options, scratch);
-  if (auto hit = find_cuda_plan(scratch)) return hit;
+  if (auto hit = find_plan(scratch)) return hit;
   StatementKey key = scratch;
   // Two threads missing at once both plan; the kernel table still compiles
   // each kernel once, and either plan is right.
   auto plan = std::make_shared<CachedPlan>();
   plan->schedule = make_schedule(p, options);
-  plan->launches = cuda::prepare(p, plan->schedule, outputs, outputs[0].device().index);
-  return remember_cuda_plan(std::move(key), std::move(plan));
+  plan->prepared = backend.prepare(p, plan->schedule, outputs);
+  return remember_plan(std::move(key), std::move(plan));
 }
 
 }  // namespace nf

@@ -98,9 +98,9 @@ Value BlockEvaluator::evaluate(int i) {
   const auto& ins = p_.inputs[i];
   switch (op_kind(n.op)) {
     case OpKind::constant:
-      return constant(n.fvalue, n.ivalue, n.dtype);
+      return constant(n.value, n.dtype);
     case OpKind::iota:
-      return iota(box_of(i), int(n.ivalue), n.dtype);
+      return iota(box_of(i), n.axis, n.dtype);
     case OpKind::random:
       return random(n.op, n.shape, box_of(i), n.dtype, n.seed, n.stream);
     case OpKind::cast:
@@ -111,7 +111,7 @@ Value BlockEvaluator::evaluate(int i) {
       return elementwise(n.op, box_of(i).shape(), compute_type(n.dtype), args);
     }
     case OpKind::reduction:
-      return reduce(n.op, value(ins[0]), n.axes, n.ivalue, compute_type(n.dtype));
+      return reduce(n.op, value(ins[0]), n.axes, n.ddof, compute_type(n.dtype));
     case OpKind::view: {
       const Box b = box_of(i);
       if (n.op == OpId::broadcast) {

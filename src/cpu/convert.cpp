@@ -133,12 +133,12 @@ Value cast(const Value& v, DType to) {
   return out;
 }
 
-Value constant(double fvalue, std::int64_t ivalue, DType t) {
+Value constant(const ConstantValue& v, DType t) {
   Value src = make_value(is_floating(t) ? f64 : i64, {});
   if (is_floating(t)) {
-    *src.data<nf_f64>() = fvalue;
+    *src.data<nf_f64>() = v.f;
   } else {
-    *src.data<nf_i64>() = ivalue;
+    *src.data<nf_i64>() = v.i;
   }
   return cast(src, t);
 }

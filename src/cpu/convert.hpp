@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cpu/value.hpp"
+#include "graph/node.hpp"
 #include "numfuse/array.hpp"
 
 namespace nf::cpu {
@@ -13,6 +14,6 @@ void store(const Value& v, const Array& dst);
 // numpy's astype: converts to `to`'s compute type, rounding through `to`.
 Value cast(const Value& v, DType to);
 // A 0-d value holding a constant of dtype t.
-Value constant(double fvalue, std::int64_t ivalue, DType t);
+Value constant(const ConstantValue& v, DType t);
 
 }  // namespace nf::cpu

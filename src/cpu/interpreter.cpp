@@ -1,13 +1,15 @@
 #include "cpu/interpreter.hpp"
 
+#include <cstring>
 #include <string>
 
+#include "compile/manifest.hpp"
 #include "core/shape_util.hpp"
+#include "cpu/gpu_kernels.hpp"
 #include "cpu/steps.hpp"
 #include "cpu/value.hpp"
 #include "graph/build.hpp"
 #include "numfuse/errors.hpp"
-#include "plan/memory_layout.hpp"
 
 namespace nf::cpu {
 namespace {
@@ -36,6 +38,8 @@ Array view_of(const Node& n, const Array& in) {
   return Array(in.storage(), in.dtype(), n.shape, std::move(s), in.offset());
 }
 
+// Where a view the roots end in is not its output (a root that is a leaf or
+// a view of one), a copy.
 void copy(const Array& from, const Array& to) {
   const Program p = make_program({make_leaf(from)});
   run_fused(p, {false}, {{0, to}}, to.shape(), {from});
@@ -43,7 +47,7 @@ void copy(const Array& from, const Array& to) {
 
 class Runner {
  public:
-  Runner(const Program& p, const Schedule& plan, const std::vector<Array>& outputs)
+  Runner(const Program& p, const Schedule& plan, std::span<const Array> outputs)
       : p_(p), plan_(plan), outputs_(outputs), mem_(p.nodes.size()) {
     // A buffer is freed after the last step that reads it.
     last_read_.assign(p.nodes.size(), -1);
@@ -128,22 +132,41 @@ class Runner {
 
   const Program& p_;
   const Schedule& plan_;
-  const std::vector<Array>& outputs_;
+  std::span<const Array> outputs_;
   Memory mem_;
   std::vector<int> last_read_;
 };
 
+// The CPU backend keeps nothing between runs but the plan itself.
+class HostPlan final : public Prepared {};
+
+class CpuBackend final : public Backend {
+ public:
+  std::shared_ptr<const Prepared> prepare(const Program& p, const Schedule& s,
+                                          std::span<const Array> outputs) const override {
+    if (jit::manifest_on()) record_gpu_kernels(p, s, outputs);
+    return std::make_shared<HostPlan>();
+  }
+  void run(const Prepared&, const Program& p, const Schedule& s,
+           std::span<const Array> outputs) const override {
+    Runner(p, s, outputs).run();
+  }
+  std::shared_ptr<Storage> allocate(std::size_t bytes, int) const override {
+    return allocate_host(bytes);
+  }
+  void copy_from_host(void* dst, const void* host, std::size_t bytes, int) const override {
+    std::memcpy(dst, host, bytes);
+  }
+  void copy_to_host(void* host, const void* src, std::size_t bytes, int) const override {
+    std::memcpy(host, src, bytes);
+  }
+};
+
 }  // namespace
 
-void run(const Program& p, const Schedule& plan, const std::vector<Array>& outputs) {
-  if (!writes_where_it_reads_elsewhere(p, plan, outputs)) return Runner(p, plan, outputs).run();
-  std::vector<Array> temps;
-  for (const Array& o : outputs) {
-    temps.push_back(Array(allocate_host(std::size_t(o.size()) * itemsize(o.dtype())), o.dtype(),
-                          o.shape(), contiguous_strides(o.shape()), 0));
-  }
-  Runner(p, plan, temps).run();
-  for (std::size_t r = 0; r < outputs.size(); ++r) copy(temps[r], outputs[r]);
+const Backend& backend() {
+  static const CpuBackend b;
+  return b;
 }
 
 }  // namespace nf::cpu

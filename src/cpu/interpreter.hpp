@@ -1,19 +1,17 @@
 // The CPU backend: runs a plan step by step, each step block by block on
-// every core (see steps.hpp).
+// every core (see steps.hpp), in host memory.
 #pragma once
 
-#include <vector>
-
-#include "numfuse/array.hpp"
-#include "plan/schedule.hpp"
+#include "plan/backend.hpp"
 
 namespace nf::cpu {
 
-// Evaluates every root of the plan and writes root i into outputs[i] (same
-// shape and dtype). Values the plan keeps in memory are rounded to their
-// dtype, as a GPU stores them (f64 emulation keeps them in double). An
-// output may alias any input: where a step would write elements that
-// another reads, the roots are computed into new buffers first.
-void run(const Program& p, const Schedule& plan, const std::vector<Array>& outputs);
+// Its run evaluates every root of the plan and writes root i into
+// outputs[i]. Values the plan keeps in memory are rounded to their dtype, as
+// a GPU stores them (f64 emulation keeps them in double). Its prepare
+// records the kernels a GPU would load in the kernel manifest, when one is
+// being written (NF_KERNEL_MANIFEST), so that `numfuse warmup` can compile
+// them without a GPU.
+const Backend& backend();
 
 }  // namespace nf::cpu

@@ -120,7 +120,7 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
       for (int r : level.reductions) {
         const Node& n = *p.nodes[r];
         states.push_back(start_reduce(n.op, compute_type(p.nodes[p.inputs[r][0]]->dtype),
-                                      numel(tile.shape()), n.ivalue));
+                                      numel(tile.shape()), n.ddof));
       }
       for (std::int64_t c = first; c < last; ++c) {
         const Box part = parts.box(c);

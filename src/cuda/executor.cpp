@@ -39,11 +39,15 @@ struct PreparedStep {
   std::shared_ptr<const GemmPlan> gemm;      // a gemm step's product
 };
 
-struct Launches {
+namespace {
+
+// Everything about a plan's launches that does not change between runs of
+// statements with the same key: loaded kernels, their argument layouts and
+// grids, and the cuBLASLt plans of its products. A run only binds buffers
+// and scalars.
+struct Launches final : Prepared {
   std::vector<PreparedStep> steps;  // one per schedule step
 };
-
-namespace {
 
 std::atomic<bool> g_stand_ins{false};
 
@@ -59,8 +63,7 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<Array>& outputs, int device) {
   PreparedStep out;
   if (step.kind == StepKind::gemm) {
-    const GemmOptions options{MatmulPrecision(p.nodes[step.nodes[0]]->ivalue), step.bias,
-                              step.activation};
+    const GemmOptions options{p.nodes[step.nodes[0]]->precision, step.bias, step.activation};
     out.gemm = plan_gemm(device, *layouts[step.reads[0]], *layouts[step.reads[1]],
                          jit::write_layout(s, step.writes[0], layouts, outputs), options);
     return out;
@@ -215,26 +218,44 @@ class Runner final : public jit::ValueAddresses {
   std::vector<std::shared_ptr<Storage>> temps_;  // freed in stream order after the launches
 };
 
+class CudaBackend final : public Backend {
+ public:
+  // Null where a product has no GPU plan (cuda/blas.hpp says which).
+  std::shared_ptr<const Prepared> prepare(const Program& p, const Schedule& s,
+                                          std::span<const Array> outputs) const override {
+    // Code generation takes the outputs as a vector; a miss can afford the copy.
+    const std::vector<Array> outs(outputs.begin(), outputs.end());
+    const int device = outputs[0].device().index;
+    auto l = std::make_shared<Launches>();
+    const auto layouts = memory_layouts(p, s, outs);
+    for (const Step& step : s.steps) {
+      l->steps.push_back(prepare_step(p, s, step, layouts, outs, device));
+      const bool product_taken =
+          step.kind != StepKind::gemm || l->steps.back().gemm || numel(step.domain) == 0;
+      if (!product_taken) return nullptr;
+    }
+    return l;
+  }
+  void run(const Prepared& prepared, const Program& p, const Schedule& s,
+           std::span<const Array> outputs) const override {
+    Runner(p, s, outputs, outputs[0].device().index).run(static_cast<const Launches&>(prepared));
+  }
+  std::shared_ptr<Storage> allocate(std::size_t bytes, int index) const override {
+    return allocate_device(index, bytes);
+  }
+  void copy_from_host(void* dst, const void* host, std::size_t bytes, int index) const override {
+    copy_host_to_device(dst, host, bytes, index);
+  }
+  void copy_to_host(void* host, const void* src, std::size_t bytes, int index) const override {
+    copy_device_to_host(host, src, bytes, index);
+  }
+};
+
 }  // namespace
 
-std::shared_ptr<const Launches> prepare(const Program& p, const Schedule& s,
-                                        std::span<const Array> outputs, int device) {
-  // Code generation takes the outputs as a vector; a miss can afford the copy.
-  const std::vector<Array> outs(outputs.begin(), outputs.end());
-  auto l = std::make_shared<Launches>();
-  const auto layouts = memory_layouts(p, s, outs);
-  for (const Step& step : s.steps) {
-    l->steps.push_back(prepare_step(p, s, step, layouts, outs, device));
-    const bool product_taken =
-        step.kind != StepKind::gemm || l->steps.back().gemm || numel(step.domain) == 0;
-    if (!product_taken) return nullptr;
-  }
-  return l;
-}
-
-void run(const Launches& l, const Program& p, const Schedule& s, std::span<const Array> outputs,
-         int device) {
-  Runner(p, s, outputs, device).run(l);
+const Backend& backend() {
+  static const CudaBackend b;
+  return b;
 }
 
 void use_stand_in_kernels(bool on) {

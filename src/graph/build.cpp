@@ -89,7 +89,9 @@ NodePtr finish(std::shared_ptr<Node> made) {
     h.add(in->hash);
     n.depth = std::max(n.depth, in->depth + 1);
   }
-  h.add(n.fvalue).add(n.ivalue).add_vec(n.axes).add(n.seed).add(n.stream);
+  visit_attributes([&](auto, const char*, auto field) {
+    attribute_words(n.*field, [&](std::uint64_t w) { h.add(w); });
+  });
   if (n.array) {
     h.add(n.array->storage().get()).add(n.array->offset()).add_vec(n.array->strides());
   }
@@ -209,18 +211,18 @@ DType weak_default(DType weak) {
 
 void check_fits(const Node& c, DType t, OpId op) {
   if (c.op != OpId::constant || !is_integral(c.dtype)) return;
-  check_int_fits(c.ivalue, t, op_str(op));
+  check_int_fits(c.value.i, t, op_str(op));
 }
 
 // numpy raises for an integer power with a negative integer exponent; one
 // known when the statement is built raises here. An array's negative
 // exponents compute nf_power's documented result (jit/runtime/nf_ops.h).
 void check_integer_exponent(const Node& exponent, DType t) {
-  if (exponent.op == OpId::constant && exponent.ivalue < 0) {
+  if (exponent.op == OpId::constant && exponent.value.i < 0) {
     throw ValueError("nf::power: integers to negative integer powers are not allowed (" +
-                     std::string(name(t)) + " to the power " + std::to_string(exponent.ivalue) +
+                     std::string(name(t)) + " to the power " + std::to_string(exponent.value.i) +
                      "); use a floating base, e.g. nf::power(nf::astype(x, nf::f64), " +
-                     std::to_string(exponent.ivalue) + ")");
+                     std::to_string(exponent.value.i) + ")");
   }
 }
 
@@ -264,8 +266,7 @@ NodePtr constant(DType t, bool weak, double f, std::int64_t i) {
       hash_mix(hash_mix(hash_mix(kHashSeed, bits), std::uint64_t(i)), std::uint64_t(t) << 1 | weak);
   auto& set = recent[(h * 0xC4CEB9FE1A85EC53ULL) >> 60];
   const auto same = [&](const NodePtr& c) {
-    return c && c->dtype == t && c->weak == weak && c->ivalue == i &&
-           std::memcmp(&c->fvalue, &f, sizeof f) == 0;
+    return c && c->dtype == t && c->weak == weak && c->value == ConstantValue{f, i};
   };
   if (same(set[0])) return set[0];
   if (same(set[1])) {
@@ -274,8 +275,7 @@ NodePtr constant(DType t, bool weak, double f, std::int64_t i) {
   }
   auto n = node(OpId::constant, t, {});
   n->weak = weak;
-  n->fvalue = f;
-  n->ivalue = i;
+  n->value = {f, i};
   set[1] = std::move(set[0]);
   set[0] = finish(std::move(n));
   return set[0];
@@ -328,7 +328,7 @@ NodePtr make_constant(double v, DType t) {
 
 NodePtr make_iota(const Shape& shape, int axis, DType t) {
   auto n = node(OpId::iota, t, shape);
-  n->ivalue = normalize_axis(axis, int(shape.size()), "iota");
+  n->axis = normalize_axis(axis, int(shape.size()), "iota");
   return finish(std::move(n));
 }
 
@@ -348,14 +348,14 @@ NodePtr make_cast(const NodePtr& x, DType t) {
   if (x->dtype == t && !x->weak) return x;
   if (x->op == OpId::constant) {
     // Fold: a constant cast is a constant of the new dtype.
-    double f = x->fvalue;
-    std::int64_t i = x->ivalue;
+    double f = x->value.f;
+    std::int64_t i = x->value.i;
     if (!is_floating(x->dtype)) {
-      f = double(x->ivalue);
+      f = double(i);
     } else if (t == bool_) {
-      i = x->fvalue != 0;
+      i = f != 0;
     } else if (!is_floating(t)) {
-      i = float_to_int(x->fvalue, t);
+      i = float_to_int(f, t);
     }
     return constant(t, false, f, i);
   }
@@ -411,7 +411,7 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
   const DType operand = operand_dtype(op, x->dtype);
   auto n = node(op, result_dtype(op, x->dtype), std::move(shape), {make_cast(x, operand)});
   n->axes = std::move(ax);
-  n->ivalue = ddof;
+  n->ddof = ddof;
   n->weak = x->weak;
   return finish(std::move(n));
 }
@@ -520,7 +520,7 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b, MatmulPrecision precisio
                 {make_cast(operands[0], p.dtype), make_cast(operands[1], p.dtype)});
   // Only f32 products have modes: others keep the default, so that their
   // structure does not depend on the thread's setting.
-  if (p.dtype == f32) n->ivalue = std::int64_t(precision);
+  if (p.dtype == f32) n->precision = precision;
   return finish(std::move(n));
 }
 

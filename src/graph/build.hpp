@@ -26,7 +26,7 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof = 0
 NodePtr make_reshape(const NodePtr& x, Shape shape);
 NodePtr make_permute(const NodePtr& x, std::vector<int> perm);
 NodePtr make_broadcast(const NodePtr& x, const Shape& shape);
-// `precision`: how an f32 product computes on a GPU (held in the node's ivalue).
+// `precision`: how an f32 product computes on a GPU (held in the node's precision).
 NodePtr make_matmul(const NodePtr& a, const NodePtr& b, MatmulPrecision precision);
 
 // A copy of `n` over new inputs of the same shapes and dtypes.

@@ -32,4 +32,23 @@ Node::~Node() {
   }
 }
 
+bool same_attributes(const Node& a, const Node& b) {
+  bool same = true;
+  visit_attributes([&](auto, const char*, auto field) { same = same && a.*field == b.*field; });
+  return same;
+}
+
+std::string code_attributes(const Node& n) {
+  std::string text;
+  visit_attributes([&](auto use, const char* name, auto field) {
+    if constexpr (use == AttributeUse::code) {
+      const auto& v = n.*field;
+      static_assert(std::is_integral_v<std::remove_cvref_t<decltype(v)>>,
+                    "code attributes are written as numbers");
+      if (v != 0) text += "@" + std::string(name) + "=" + std::to_string(v);
+    }
+  });
+  return text;
+}
+
 }  // namespace nf

@@ -3,15 +3,19 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "graph/op_table.hpp"
 #include "numfuse/array.hpp"
 #include "numfuse/dtype.hpp"
+#include "numfuse/ops.hpp"
 #include "numfuse/shape.hpp"
 
 namespace nf {
@@ -81,6 +85,18 @@ class NodeInputs {
   std::size_t size_ = 0;
 };
 
+// A constant's value: `f` for floating dtypes, `i` for integers and bool
+// (the other is 0). Equal when their bits are, so that NaN is one constant
+// and -0.0 another than 0.0.
+struct ConstantValue {
+  double f = 0;
+  std::int64_t i = 0;
+
+  bool operator==(const ConstantValue& o) const {
+    return std::bit_cast<std::uint64_t>(f) == std::bit_cast<std::uint64_t>(o.f) && i == o.i;
+  }
+};
+
 struct Node {
   OpId op;
   DType dtype;
@@ -90,12 +106,16 @@ struct Node {
   bool weak = false;
   NodeInputs inputs;
 
-  // Attributes; which ones an op uses is said beside each.
-  double fvalue = 0;         // constant (floating)
-  std::int64_t ivalue = 0;   // constant (integer, bool); iota axis; var/std ddof; matmul precision
-  std::vector<int> axes;     // reduction axes (sorted); permute order
-  std::uint64_t seed = 0;    // random
-  std::uint64_t stream = 0;  // random: which stream of the seed
+  // Attributes, each used by the ops said beside it and left at its default
+  // by every other op. visit_attributes (below) lists them for all that
+  // compares, hashes or keys nodes.
+  ConstantValue value;                               // constant
+  int axis = 0;                                      // iota: the axis it counts along
+  int ddof = 0;                                      // var, std: delta degrees of freedom
+  MatmulPrecision precision = MatmulPrecision::f32;  // matmul of f32
+  std::vector<int> axes;               // reductions: the axes reduced (sorted); permute: the order
+  std::uint64_t seed = 0;              // random
+  std::uint64_t stream = 0;            // random: which stream of the seed
   std::shared_ptr<const Array> array;  // leaf: the view it reads
   // The device of the arrays below this node, if any: a statement runs there.
   std::optional<Device> device;
@@ -114,5 +134,57 @@ struct Node {
   // deeper than the stack.
   ~Node();
 };
+
+// Who reads an attribute beyond common subexpressions (hash and equality,
+// which read them all).
+enum class AttributeUse : std::uint8_t {
+  value,  // bound to a kernel parameter at each run: no plan or kernel depends on it
+  plan,   // decides the plan and reaches kernels through their specs: in the statement key
+  code,   // written into kernel code: in the statement key and in kernel signatures
+};
+
+// The attributes of a node, in one list: the hasher (build.cpp), node
+// equality (program.cpp), the statement key and the kernel signatures all
+// read them here, so that an attribute added to Node is added to this list
+// once and each of them sees it as its use says. `visit(use, name, field)`
+// gets each member's use as a compile-time constant (Use<...>) and a
+// pointer to the member.
+template <AttributeUse U>
+using Use = std::integral_constant<AttributeUse, U>;
+
+template <class Visit>
+void visit_attributes(Visit&& visit) {
+  visit(Use<AttributeUse::value>(), "value", &Node::value);
+  visit(Use<AttributeUse::value>(), "seed", &Node::seed);
+  visit(Use<AttributeUse::value>(), "stream", &Node::stream);
+  visit(Use<AttributeUse::plan>(), "axes", &Node::axes);
+  visit(Use<AttributeUse::plan>(), "precision", &Node::precision);
+  visit(Use<AttributeUse::code>(), "axis", &Node::axis);
+  visit(Use<AttributeUse::code>(), "ddof", &Node::ddof);
+}
+
+// An attribute as the 64-bit words that hashes and keys take: a number is
+// one word, a list its length and then its items, a constant its two parts.
+template <class Put>
+void attribute_words(const ConstantValue& v, Put&& put) {
+  put(std::bit_cast<std::uint64_t>(v.f));
+  put(std::uint64_t(v.i));
+}
+template <class Put>
+void attribute_words(const std::vector<int>& v, Put&& put) {
+  put(std::uint64_t(v.size()));
+  for (int x : v) put(std::uint64_t(x));
+}
+template <class T, class Put>
+requires std::is_integral_v<T> || std::is_enum_v<T>
+void attribute_words(T v, Put&& put) {
+  put(std::uint64_t(v));
+}
+
+// Whether two nodes' attributes are all equal.
+bool same_attributes(const Node& a, const Node& b);
+// The attributes written into kernel code, for a kernel signature: "" when
+// all are at their defaults, else "@name=value" for each that is not.
+std::string code_attributes(const Node& n);
 
 }  // namespace nf

@@ -1,6 +1,7 @@
 #include "plan/memory_layout.hpp"
 
 #include "core/shape_util.hpp"
+#include "core/storage.hpp"
 
 namespace nf {
 
@@ -86,6 +87,10 @@ bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
     }
   }
   return false;
+}
+
+Array planned_array(DType dtype, const Shape& shape) {
+  return Array(std::make_shared<Storage>(), dtype, shape, contiguous_strides(shape), 0);
 }
 
 }  // namespace nf

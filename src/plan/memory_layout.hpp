@@ -39,4 +39,9 @@ std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedu
 bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
                                      std::span<const Array> outputs);
 
+// An array of `dtype` and `shape` with no memory behind it: where a planned
+// statement's results would go, for planning and code generation without a
+// run (nf::plan, the kernel manifest, the numfuse tool).
+Array planned_array(DType dtype, const Shape& shape);
+
 }  // namespace nf

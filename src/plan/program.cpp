@@ -3,7 +3,6 @@
 #include "graph/build.hpp"
 #include "plan/flat_index.hpp"
 
-#include <cstring>
 #include <utility>
 
 namespace nf {
@@ -13,8 +12,7 @@ namespace {
 // the hash table against collisions.
 bool same_node(const Node& a, const ProgramInputs& ia, const Node& b, const ProgramInputs& ib) {
   return a.op == b.op && a.dtype == b.dtype && a.weak == b.weak && a.shape == b.shape && ia == ib &&
-         std::memcmp(&a.fvalue, &b.fvalue, sizeof a.fvalue) == 0 && a.ivalue == b.ivalue &&
-         a.axes == b.axes && a.seed == b.seed && a.stream == b.stream &&
+         same_attributes(a, b) &&
          (a.array == b.array ||
           (a.array && b.array && a.array->storage() == b.array->storage() &&
            a.array->offset() == b.array->offset() && a.array->strides() == b.array->strides() &&

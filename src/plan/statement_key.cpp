@@ -60,11 +60,11 @@ void statement_key(const Program& p, std::span<const Array> outputs, const Sched
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     const Node& n = *p.nodes[i];
     k.add(std::uint64_t(n.op) | std::uint64_t(n.dtype) << 16 | std::uint64_t(n.weak) << 32);
-    k.add_all(n.shape).add_all(p.inputs[i]).add_all(n.axes);
-    // Constants' values, seeds and streams are kernel parameters.
-    const OpKind kind = op_kind(n.op);
-    if (kind != OpKind::constant) k.add(std::uint64_t(n.ivalue));
-    if (kind == OpKind::leaf) k.add_layout(*n.array);
+    k.add_all(n.shape).add_all(p.inputs[i]);
+    visit_attributes([&](AttributeUse use, const char*, auto field) {
+      if (use != AttributeUse::value) attribute_words(n.*field, [&](std::uint64_t w) { k.add(w); });
+    });
+    if (op_kind(n.op) == OpKind::leaf) k.add_layout(*n.array);
   }
   k.add_all(p.roots);
   for (const Array& o : outputs) k.add_layout(o);

@@ -7,9 +7,9 @@
 #include <map>
 #include <optional>
 
-#include "api/kernel_sources.hpp"
 #include "graph/build.hpp"
 #include "numfuse/errors.hpp"
+#include "plan/memory_layout.hpp"
 
 namespace nf::tools {
 namespace {
@@ -210,7 +210,7 @@ class LineParser {
         pos_ = at;
         fail(name + "(): axes are integers, as in " + name + "(A, 1)");
       }
-      axes.push_back(int(axis.ivalue));
+      axes.push_back(int(axis.value.i));
     }
     return make_reduction(op->second.op, args[0], axes.empty() ? Axes() : Axes(axes));
   }

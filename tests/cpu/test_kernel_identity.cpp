@@ -12,8 +12,8 @@
 
 #include "statements.hpp"
 
-#include "api/kernel_sources.hpp"
 #include "codegen/step_kernels.hpp"
+#include "graph/build.hpp"
 #include "plan/memory_layout.hpp"
 #include "plan/program.hpp"
 
@@ -87,10 +87,20 @@ TEST_CASE("equal signatures give byte-identical sources over a sweep of shapes a
         const nf::Array x = nf::empty(shape, t);
         const nf::Array row = nf::empty({1, shape[1]}, t);
         const std::vector<std::vector<nf::Expr>> statements = {
-            {nf::sum(x, 1)}, {layernorm(x)},
-            {softmax(x)},    {nf::logsumexp(x, 1), nf::argmax(x, 1)},
-            {nf::var(x, 0)}, {x / nf::sum(x, 0)},
-            {nf::sum(x)},    {nf::relu(x * 2 + row)},
+            {nf::sum(x, 1)},
+            {layernorm(x)},
+            {softmax(x)},
+            {nf::logsumexp(x, 1), nf::argmax(x, 1)},
+            {nf::var(x, 0)},
+            {x / nf::sum(x, 0)},
+            {nf::sum(x)},
+            {nf::relu(x * 2 + row)},
+            // Attributes written into the code: iota's axis, ddof.
+            {nf::sum(x * nf::Expr(nf::make_iota(shape, 0, t)), 1)},
+            {nf::sum(x * nf::Expr(nf::make_iota(shape, 1, t)), 1)},
+            {nf::var(x, 1, 1)},
+            {nf::std(x, 1, 1)},
+            {nf::var(x, 1)},
         };
         for (std::size_t i = 0; i < statements.size(); ++i) {
           for (const nf::jit::GeneratedKernel& k : kernels_of(statements[i], walk.limits)) {

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "api/kernel_sources.hpp"
+#include "codegen/step_kernels.hpp"
 #include "compile/manifest.hpp"
 #include "compile/runtime_source.hpp"
 #include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
 #include "numfuse/numfuse.hpp"
+#include "plan/memory_layout.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
 
@@ -249,7 +250,7 @@ TEST_CASE("the kernels recorded for a statement are those the plan shows, per ar
   for (const char* arch : {"sm_80", "sm_90"}) {
     nf::set_target_arch(arch);
     const std::vector<std::string> shown = nf::plan({ln}).sources();
-    const std::vector<nf::jit::GeneratedKernel> generated = nf::generate_kernels(p, s, out, arch);
+    const std::vector<nf::jit::GeneratedKernel> generated = nf::jit::plan_kernels(p, s, out, arch);
     REQUIRE(generated.size() == shown.size());
     for (std::size_t k = 0; k < shown.size(); ++k) {
       CHECK(generated[k].source == shown[k]);

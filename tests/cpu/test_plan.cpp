@@ -5,6 +5,7 @@
 
 #include "../on_device.hpp"
 
+#include "api/plan_cache.hpp"
 #include "graph/build.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
@@ -174,4 +175,33 @@ TEST_CASE("a statement's key written over another's is the key made afresh", "[p
   nf::statement_key(longer, out, o, reused);
   nf::statement_key(shorter, out, o, reused);
   CHECK(reused == nf::statement_key(shorter, out, o));
+}
+
+TEST_CASE("a statement's key holds the attributes plans and kernels depend on, not values",
+          "[plan]") {
+  const nf::Array a = nf::ones({3, 4});
+  const std::vector<nf::Array> out{nf::ones({3})};
+  const nf::ScheduleOptions o;
+  const auto key = [&](const nf::Expr& e) {
+    return nf::statement_key(nf::make_program({e.node()}), out, o);
+  };
+  // A constant's value and a generator's seed are kernel parameters.
+  CHECK(key(nf::sum(nf::Expr(a) * 2, 1)) == key(nf::sum(nf::Expr(a) * 3, 1)));
+  // ddof is written into the kernel; the axes reduced decide the plan.
+  CHECK_FALSE(key(nf::var(a, 1)) == key(nf::var(a, 1, 1)));
+  const nf::Array square = nf::ones({3, 3});
+  CHECK_FALSE(key(nf::sum(square, 1)) == key(nf::sum(square, 0)));
+}
+
+TEST_CASE("a statement that has run is served from the plan cache, on every backend", "[plan]") {
+  const nf::Array a = nf::randn({5, 7});
+  nf::Array y = nf::empty({5, 7});
+  const nf::Expr e = nf::exp(nf::Expr(a)) - nf::mean(a, 1);
+  y = e;
+  const nf::Program p = nf::make_program({e.node()});
+  const std::vector<nf::Array> out{y};
+  const auto plan = nf::find_plan(nf::statement_key(p, out, nf::default_schedule_options()));
+  REQUIRE(plan != nullptr);
+  CHECK(plan->prepared != nullptr);
+  CHECK(plan->schedule.steps.size() == 1);
 }

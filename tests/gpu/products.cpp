@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "api/plan_cache.hpp"
+#include "cuda/executor.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
 
@@ -75,7 +76,7 @@ bool runs_on_gpu(const Expr& e) {
   const Array out = empty(e.shape(), e.dtype());
   const Program p = make_program({e.node()});
   const std::vector<Array> outs{out};
-  return cuda_plan(p, outs, default_schedule_options())->launches != nullptr;
+  return cached_plan(cuda::backend(), p, outs, default_schedule_options())->prepared != nullptr;
 }
 
 }  // namespace nf::test
