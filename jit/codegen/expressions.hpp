@@ -10,7 +10,9 @@
 
 namespace nf::jit {
 
-// The C type a value of dtype t is computed in on the GPU.
+// The dtype a value of dtype t is computed in on the GPU (halves in f32),
+// and its C type.
+DType compute_dtype(DType t);
 const char* compute_ctype(DType t);
 // The C type values of dtype t are stored in.
 const char* storage_ctype(DType t);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "codegen/expressions.hpp"
+#include "codegen/monoids.hpp"
 #include "compile/runtime_source.hpp"
 #include "numfuse/errors.hpp"
 
@@ -26,78 +27,19 @@ const char* along_name(Along a) {
   }
 }
 
-// What a reduction accumulates over an output's elements. Reductions made of
-// two passes (var, std, logsumexp) accumulate two terms, the second around
-// the first's result.
-enum class TermKind : std::uint8_t {
-  sum,
-  prod,
-  min,
-  max,
-  any,
-  all,
-  argmin,
-  argmax,
-  squared_deviation,  // sum of (x - centre)^2
-  exp_deviation,      // sum of exp(x - centre)
-};
-
+// A term a kernel accumulates: a monoid (TermKind, jit/runtime/nf_reduce.h)
+// over the elements of one value, in one pass; two reductions of the same
+// values share terms (mean and var of the same rows: one sum).
 struct Term {
   TermKind kind;
   int input;               // the node whose elements it accumulates
   int round;               // the pass that accumulates it, from 1
   std::string centre;      // deviations: the per-output value they are taken from
   std::string name;        // its accumulator
-  bool mean_used = false;  // whether the mean of this sum is used
+  bool mean_used = false;  // whether the mean of this sum is a centre
 };
 
-const char* combine_op(TermKind k) {
-  switch (k) {
-    case TermKind::prod:
-      return "nf_prod_op()";
-    case TermKind::min:
-      return "nf_min_op()";
-    case TermKind::max:
-      return "nf_max_op()";
-    case TermKind::any:
-      return "nf_any_op()";
-    case TermKind::all:
-      return "nf_all_op()";
-    case TermKind::argmin:
-      return "nf_arg_op<false>()";
-    case TermKind::argmax:
-      return "nf_arg_op<true>()";
-    default:
-      return "nf_sum_op()";
-  }
-}
-
 constexpr int kKeptWords = 32;  // registers a thread holds computed values in, at most
-
-// The term of a reduction made of one pass; none for two-pass ones.
-std::optional<TermKind> one_term(OpId op) {
-  switch (op) {
-    case OpId::sum:
-    case OpId::mean:
-      return TermKind::sum;
-    case OpId::prod:
-      return TermKind::prod;
-    case OpId::min:
-      return TermKind::min;
-    case OpId::max:
-      return TermKind::max;
-    case OpId::any:
-      return TermKind::any;
-    case OpId::all:
-      return TermKind::all;
-    case OpId::argmin:
-      return TermKind::argmin;
-    case OpId::argmax:
-      return TermKind::argmax;
-    default:
-      return std::nullopt;
-  }
-}
 
 class Generator {
  public:
@@ -188,9 +130,9 @@ class Generator {
     return int(terms_.size() - 1);
   }
 
-  // Which pass accumulates each reduction: the first after every reduction
-  // its input depends on. Two reductions of the same values share terms
-  // (mean and var of the same rows: one sum).
+  // Which pass accumulates each reduction's terms (ops.def's passes): the
+  // first after every reduction its input depends on, and the next for a
+  // second term, centred on the first's result.
   void plan_terms() {
     for (int i : step_.reads) ready_[i] = 0;
     for (int i : step_.nodes) {
@@ -202,27 +144,21 @@ class Generator {
         ready_[i] = ready;
         continue;
       }
-      const int x = inputs(i)[0], first = ready + 1;
-      int last = first;
-      if (const std::optional<TermKind> kind = one_term(n.op)) {
-        const int t = term(*kind, x, first);
-        if (n.op == OpId::mean) terms_[t].mean_used = true;
-        result_[i] = {t};
-      } else if (n.op == OpId::var || n.op == OpId::std) {
-        const int s = term(TermKind::sum, x, first);
-        terms_[s].mean_used = true;
-        const std::string mean = "m" + terms_[s].name.substr(1);
-        result_[i] = {s, term(TermKind::squared_deviation, x, first + 1, mean)};
-        last = first + 1;
-      } else if (n.op == OpId::logsumexp) {
-        const int m = term(TermKind::max, x, first);
-        result_[i] = {m, term(TermKind::exp_deviation, x, first + 1, terms_[m].name)};
-        last = first + 1;
-      } else {
-        throw InternalError("codegen: no reduction kernel for " + std::string(op_name(n.op)));
+      const int x = inputs(i)[0];
+      int round = ready, previous = -1;
+      for (TermKind kind : reduction_passes(n.op)) {
+        std::string centre;
+        if (previous >= 0 && term_centre(kind) == Centre::mean) {
+          terms_[previous].mean_used = true;
+          centre = "m" + terms_[previous].name.substr(1);
+        } else if (previous >= 0 && term_centre(kind) == Centre::value) {
+          centre = terms_[previous].name;
+        }
+        previous = term(kind, x, ++round, centre);
+        result_[i].push_back(previous);
       }
-      ready_[i] = last;
-      rounds_ = std::max(rounds_, last);
+      ready_[i] = round;
+      rounds_ = std::max(rounds_, round);
     }
   }
 
@@ -494,95 +430,25 @@ class Generator {
     return b + "  }\n";
   }
 
-  // Products of floating values accumulate in f64, as on the CPU backend. In
-  // f32, partial products hovering about 1 round near-ties the same way
-  // again and again: products of 2^24 and more factors near 1, taken in many
-  // partial products, came out 2-3% low on an H200 (the full products of
-  // tests/gpu/test_reductions.cpp's "every op x dtype x axes" cases).
-  bool wide_product(const Term& t) const {
-    return t.kind == TermKind::prod && is_floating(node(t.input).dtype);
-  }
-  std::string acc_type(const Term& t) const {
-    const std::string a = ctype(t.input);
-    if (t.kind == TermKind::argmin || t.kind == TermKind::argmax) return "nf_arg<" + a + ">";
-    return wide_product(t) ? "nf_f64" : a;
-  }
+  // A term's monoid (jit/runtime/nf_reduce.h), its accumulator type, its
+  // identity and the statement that takes element r in.
+  std::string monoid(const Term& t) const { return monoid_name(t.kind); }
+  std::string acc_type(const Term& t) const { return monoid(t) + "::acc<" + ctype(t.input) + ">"; }
   std::string identity(const Term& t) const {
-    const std::string a = ctype(t.input);
-    switch (t.kind) {
-      case TermKind::prod:
-        return "(" + acc_type(t) + ")1";
-      case TermKind::min:
-        return "nf_range<" + a + ">::highest()";
-      case TermKind::max:
-        return "nf_range<" + a + ">::lowest()";
-      case TermKind::any:
-        return "false";
-      case TermKind::all:
-        return "true";
-      case TermKind::argmin:
-      case TermKind::argmax:
-        return "nf_arg<" + a + ">{(" + a + ")0, -1}";
-      default:
-        return "(" + a + ")0";
-    }
+    return monoid(t) + "::identity<" + ctype(t.input) + ">()";
   }
   std::string accumulate(const Term& t) const {
-    const std::string p = t.name, x = names_.at(t.input), a = ctype(t.input);
-    switch (t.kind) {
-      case TermKind::sum:
-        return p + " = nf_add(" + p + ", " + x + ");";
-      case TermKind::prod:
-        return p + " = nf_multiply(" + p + ", " +
-               (wide_product(t) ? "nf_convert<nf_f64>(" + x + ")" : x) + ");";
-      case TermKind::min:
-        return p + " = nf_minimum(" + p + ", " + x + ");";
-      case TermKind::max:
-        return p + " = nf_maximum(" + p + ", " + x + ");";
-      case TermKind::any:
-        return p + " = " + p + " || " + x + ";";
-      case TermKind::all:
-        return p + " = " + p + " && " + x + ";";
-      case TermKind::argmin:
-      case TermKind::argmax:
-        return p + " = " + combine_op(t.kind) + "(" + p + ", nf_arg<" + a + ">{" + x +
-               ", (long long)r});";
-      case TermKind::squared_deviation:
-        return p + " = nf_add(" + p + ", nf_square(nf_subtract(" + x + ", " + t.centre + ")));";
-      case TermKind::exp_deviation:
-        return p + " = nf_add(" + p + ", nf_exp(nf_subtract(" + x + ", " + t.centre + ")));";
-    }
-    return "";
+    return t.name + " = " + monoid(t) + "::accumulate(" + t.name + ", " + names_.at(t.input) +
+           ", r" + (t.centre.empty() ? "" : ", " + t.centre) + ");";
   }
+  std::string combine_op(const Term& t) const { return monoid(t) + "()"; }
 
-  // The result of reduction i from its terms.
+  // The result of reduction i from its terms (ops.def's finish).
   std::string finish(int i) const {
     const Node& n = node(i);
-    const std::vector<int>& t = result_.at(i);
-    const std::string a = ctype(inputs(i)[0]), p = terms_[t[0]].name;
-    std::string v;
-    switch (n.op) {
-      case OpId::mean:
-        v = "m" + p.substr(1);
-        break;
-      case OpId::var:
-      case OpId::std: {
-        const std::string ddof = std::to_string(n.ddof);
-        v = terms_[t[1]].name + " / (" + a + ")(n > " + ddof + " ? n - " + ddof + " : 0)";
-        if (n.op == OpId::std) v = "nf_sqrt(" + v + ")";
-        break;
-      }
-      case OpId::logsumexp:
-        v = "nf_logsumexp_finish(" + p + ", " + terms_[t[1]].name + ")";
-        break;
-      case OpId::argmin:
-      case OpId::argmax:
-        v = p + ".index";
-        break;
-      default:
-        v = p;
-    }
-    return "nf_convert<" + ctype(i) + ">(" + v + ")";
+    std::string v = std::string(reduction_finish(n.op)) + "(";
+    for (int t : result_.at(i)) v += terms_[t].name + ", ";
+    return "nf_convert<" + ctype(i) + ">(" + v + "n, " + std::to_string(n.ddof) + "))";
   }
 
   // After pass `round`: the per-output values it makes available.
@@ -622,7 +488,7 @@ class Generator {
       const std::string K = t.name.substr(1);
       b += "  " + acc_type(t) + " " + t.name + " = " + identity(t) + ";\n";
       b += "  for (nf_idx j = tr; live && j < chunks; j += " + std::to_string(s_.tr) + ") " +
-           t.name + " = " + combine_op(t.kind) + "(" + t.name + ", ws" + K + "[o * chunks + j]);\n";
+           t.name + " = " + combine_op(t) + "(" + t.name + ", ws" + K + "[o * chunks + j]);\n";
     }
     return b + combine(round, true);
   }
@@ -644,11 +510,11 @@ class Generator {
            (s_.columns
                 ? "nf_column_allreduce<" + std::to_string(s_.to) + ", " + std::to_string(s_.tr)
                 : "nf_row_allreduce<" + std::to_string(s_.tr)) +
-           ">(" + t.name + ", " + combine_op(t.kind) + ", " + buffer + ");\n";
+           ">(" + t.name + ", " + combine_op(t) + ", " + buffer + ");\n";
       if (clustered()) {
         b += "  " + t.name + " = nf_cluster_allreduce<" + std::to_string(s_.cluster) + ">(" +
-             t.name + ", " + combine_op(t.kind) + ", nf_smem + " +
-             std::to_string(2 * buffer_bytes) + ");\n";
+             t.name + ", " + combine_op(t) + ", nf_smem + " + std::to_string(2 * buffer_bytes) +
+             ");\n";
       }
       if (whole && t.mean_used) {
         const std::string a = ctype(t.input);
@@ -669,10 +535,7 @@ class Generator {
   }
 
   std::size_t acc_bytes(const Term& t) const {
-    if (t.kind == TermKind::argmin || t.kind == TermKind::argmax) return 16;
-    if (wide_product(t)) return 8;
-    const DType a = node(t.input).dtype;
-    return a == f16 || a == bf16 ? 4 : itemsize(a);
+    return accumulator_bytes(t.kind, compute_dtype(node(t.input).dtype));
   }
 
   // The last pass: element outputs, then per-output ones.

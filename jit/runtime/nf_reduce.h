@@ -49,44 +49,183 @@ NF_HD bool nf_arg_beats(const nf_arg<T>& b, const nf_arg<T>& a) {
   return Max ? b.value > a.value : b.value < a.value;
 }
 
-// The combining operators, as function objects for the exchanges below.
-struct nf_sum_op {
+// ---- The terms reductions accumulate -----------------------------------------
+// Each is a monoid over its accumulator type acc<T>, T the compute type of
+// the elements: an identity, and a combination of two partial results
+// (operator(), associative, so that threads, blocks and the CPU backend's
+// parts combine in whatever fixed order their walk has). accumulate takes
+// element x, at index r along the reduced axes, into a partial result; a
+// deviation takes x from a centre, a per-output value of the pass before.
+// The generated kernels and the CPU backend (src/cpu/reduce.cpp) both
+// accumulate through these; the op table (src/graph/ops.def) says which
+// terms each reduction takes and how it finishes.
+struct nf_sum_term {
   template <class T>
-  NF_HD T operator()(T a, T b) const {
+  using acc = T;
+  template <class T>
+  static NF_HD T identity() {
+    return T(0);
+  }
+  template <class A>
+  NF_HD A operator()(A a, A b) const {
     return nf_add(a, b);
   }
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long) {
+    return nf_add(a, x);
+  }
 };
-struct nf_prod_op {
+// Products of floating values accumulate in f64. In f32, partial products
+// hovering about 1 round near-ties the same way again and again: products of
+// 2^24 and more factors near 1, taken in many partial products, came out 2-3%
+// low on an H200 (tests/gpu/test_reductions.cpp's "every op x dtype x axes").
+template <class T>
+struct nf_product_type {
+  typedef T type;
+};
+template <>
+struct nf_product_type<nf_f32> {
+  typedef nf_f64 type;
+};
+struct nf_prod_term {
   template <class T>
-  NF_HD T operator()(T a, T b) const {
+  using acc = typename nf_product_type<T>::type;
+  template <class T>
+  static NF_HD acc<T> identity() {
+    return acc<T>(1);
+  }
+  template <class A>
+  NF_HD A operator()(A a, A b) const {
     return nf_multiply(a, b);
   }
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long) {
+    return nf_multiply(a, nf_convert<A>(x));
+  }
 };
-struct nf_min_op {
+struct nf_min_term {
   template <class T>
-  NF_HD T operator()(T a, T b) const {
+  using acc = T;
+  template <class T>
+  static NF_HD T identity() {
+    return nf_range<T>::highest();
+  }
+  template <class A>
+  NF_HD A operator()(A a, A b) const {
     return nf_minimum(a, b);
   }
-};
-struct nf_max_op {
-  template <class T>
-  NF_HD T operator()(T a, T b) const {
-    return nf_maximum(a, b);
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long) {
+    return nf_minimum(a, x);
   }
 };
-struct nf_any_op {
-  NF_HD nf_b8 operator()(nf_b8 a, nf_b8 b) const { return a || b; }
+struct nf_max_term {
+  template <class T>
+  using acc = T;
+  template <class T>
+  static NF_HD T identity() {
+    return nf_range<T>::lowest();
+  }
+  template <class A>
+  NF_HD A operator()(A a, A b) const {
+    return nf_maximum(a, b);
+  }
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long) {
+    return nf_maximum(a, x);
+  }
 };
-struct nf_all_op {
+struct nf_any_term {
+  template <class T>
+  using acc = nf_b8;
+  template <class T>
+  static NF_HD nf_b8 identity() {
+    return false;
+  }
+  NF_HD nf_b8 operator()(nf_b8 a, nf_b8 b) const { return a || b; }
+  template <class T>
+  static NF_HD nf_b8 accumulate(nf_b8 a, T x, long long) {
+    return a || x;
+  }
+};
+struct nf_all_term {
+  template <class T>
+  using acc = nf_b8;
+  template <class T>
+  static NF_HD nf_b8 identity() {
+    return true;
+  }
   NF_HD nf_b8 operator()(nf_b8 a, nf_b8 b) const { return a && b; }
+  template <class T>
+  static NF_HD nf_b8 accumulate(nf_b8 a, T x, long long) {
+    return a && x;
+  }
 };
 template <bool Max>
-struct nf_arg_op {
+struct nf_arg_term {
+  template <class T>
+  using acc = nf_arg<T>;
+  template <class T>
+  static NF_HD nf_arg<T> identity() {
+    return nf_arg<T>{T(0), -1};
+  }
   template <class T>
   NF_HD nf_arg<T> operator()(const nf_arg<T>& a, const nf_arg<T>& b) const {
     return nf_arg_beats<T, Max>(b, a) ? b : a;
   }
+  template <class T>
+  static NF_HD nf_arg<T> accumulate(const nf_arg<T>& a, T x, long long r) {
+    return nf_arg_term()(a, nf_arg<T>{x, r});
+  }
 };
+typedef nf_arg_term<false> nf_argmin_term;
+typedef nf_arg_term<true> nf_argmax_term;
+// Sums of (x - centre)^2 (var, std: the centre is the mean) and of
+// exp(x - centre) (logsumexp: the centre is the maximum).
+struct nf_squared_deviation_term : nf_sum_term {
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long, T centre) {
+    return nf_add(a, nf_square(nf_subtract(x, centre)));
+  }
+};
+struct nf_exp_deviation_term : nf_sum_term {
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long, T centre) {
+    return nf_add(a, nf_exp(nf_subtract(x, centre)));
+  }
+};
+
+// ---- Finishing -----------------------------------------------------------------
+// A reduction's result from its terms' partial results over all its
+// elements, their count n and ddof (var, std), before its conversion to the
+// result's dtype.
+template <class P>
+NF_HD P nf_finish_value(P p, long long, int) {
+  return p;
+}
+template <class T>
+NF_HD long long nf_finish_index(const nf_arg<T>& p, long long, int) {
+  return p.index;
+}
+template <class P>
+NF_HD P nf_finish_mean(P p, long long n, int) {
+  return p / (P)n;
+}
+template <class P>
+NF_HD P nf_finish_var(P, P squares, long long n, int ddof) {
+  return squares / (P)(n > ddof ? n - ddof : 0);
+}
+template <class P>
+NF_HD P nf_finish_std(P sum, P squares, long long n, int ddof) {
+  return nf_sqrt(nf_finish_var(sum, squares, n, ddof));
+}
+// logsumexp from the maximum m and the sum s of exp(x - m): m itself where
+// it is not a number or infinite (no element, an infinite element).
+template <class P>
+NF_HD P nf_finish_logsumexp(P m, P s, long long, int) {
+  if (m != m || m == nf_range<P>::highest() || m == nf_range<P>::lowest()) return m;
+  return m + nf_log(s);
+}
 
 // a / b for the many a of one output and its one b (softmax's
 // exp(x - max) / sum), with one reciprocal per output rather than a division
@@ -134,14 +273,6 @@ NF_HD T nf_divide_by(T a, nf_divisor<T> d) {
   // a zero's, which the sum of the correction would lose).
   const T c = nf_copysign(nf_fma(nf_fma(-q, d.b, a), d.r, q), q);
   return c == c ? c : q;
-}
-
-// logsumexp from the row's maximum m and the sum s of exp(x - m): a NaN or
-// an infinite maximum is the answer itself.
-template <class T>
-NF_HD T nf_logsumexp_finish(T m, T s) {
-  if (m != m || m == nf_range<T>::highest() || m == nf_range<T>::lowest()) return m;
-  return m + nf_log(s);
 }
 
 #if defined(__CUDACC_RTC__) || defined(__CUDA_ARCH__)

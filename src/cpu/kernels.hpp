@@ -2,8 +2,8 @@
 // evaluator calls them on a block's values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <variant>
 #include <vector>
 
 #include "cpu/tiling.hpp"
@@ -15,39 +15,34 @@ namespace nf::cpu {
 // An elementwise op of the op table over inputs broadcast to `shape`.
 Value elementwise(OpId op, const Shape& shape, DType out_ctype, const std::vector<Value>& ins);
 
-// One output's reduction over the reduced elements seen so far. `a` and `b`
-// are the double-precision figures (sum, product; mean and M2; maximum and
-// sum of exponentials), `v` the value in the input's type (an integer sum or
-// product, min, max, the arg-reductions' value), `index` an arg-reduction's.
-template <class T>
-struct Partial {
-  std::int64_t n = 0;
-  double a = 0, b = 0;
-  T v{};
-  std::int64_t index = -1;
-  bool flag = false;  // any/all: an element decided it; logsumexp: a NaN
-};
-
-// A reduction's states for a set of outputs, in C order.
+// A reduction, term by term (ops.def's passes): each term's accumulators,
+// one per output, are the monoids the kernels accumulate through
+// (jit/runtime/nf_reduce.h), in the same types. The reduced elements are
+// taken part by part, and the parts of several tasks combine in a fixed
+// order, so results do not depend on the thread count.
 struct Partials {
-  OpId op;
-  DType ctype;  // the input's compute type
-  std::int64_t ddof;
-  std::variant<std::vector<Partial<nf_b8>>, std::vector<Partial<nf_u8>>,
-               std::vector<Partial<nf_i32>>, std::vector<Partial<nf_i64>>,
-               std::vector<Partial<nf_f32>>, std::vector<Partial<nf_f64>>>
-      states;
+  TermKind term;
+  DType ctype;                  // the elements' compute type
+  std::int64_t outputs;         // accumulators, in C order of the outputs
+  std::vector<std::byte> accs;  // their bytes
 };
 
-Partials start_reduce(OpId op, DType in_ctype, std::int64_t outputs, std::int64_t ddof);
-// Takes in's elements along `axes` into the states of its outputs (in's
+Partials start_term(TermKind term, DType ctype, std::int64_t outputs);
+// Takes in's elements along `axes` into the accumulators of its outputs (in's
 // shape with `axes` of length 1). The reduced elements of each output are
 // first_index, first_index + 1, ... of the whole reduced extent, in C order.
+// A deviation's `centres` (contiguous, of in's compute type, one per output)
+// are the values it deviates from.
 void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
-                std::int64_t first_index);
-// Takes `later`'s states (of the elements after into's) into `into`.
+                std::int64_t first_index, const Value* centres = nullptr);
+// Takes `later`'s accumulators (of the elements after into's) into `into`.
 void combine(Partials& into, const Partials& later);
-Value finish(const Partials& p, const Shape& out_shape, DType out_ctype);
+// The centres the term after `first` deviates from (ops.def's NF_TERM
+// centre), over all n elements, contiguous in C order of `out_shape`.
+Value centres(const Partials& first, TermKind next, std::int64_t n, const Shape& out_shape);
+// Reduction op's results from its terms' accumulators over all n elements.
+Value finish(OpId op, const std::vector<Partials>& terms, std::int64_t n, std::int64_t ddof,
+             const Shape& out_shape, DType out_ctype);
 // A whole reduction over sorted `axes`, keeping them with length 1.
 Value reduce(OpId op, const Value& in, const std::vector<int>& axes, std::int64_t ddof,
              DType out_ctype);

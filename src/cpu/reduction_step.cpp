@@ -3,10 +3,13 @@
 // the consumers that broadcast the results back in the same visit: one read
 // of the data. Otherwise (a full sum, long rows, columns) the reduced extent
 // is cut too: tasks of (outputs, part of the reduced extent) accumulate
-// partial states, the parts combine in a fixed order, and the consumers run
-// in a pass of their own. The parts depend on the shape alone, so results do
+// partial results, the parts combine in a fixed order, and the consumers run
+// in a pass of their own. A reduction of two passes (var: the sum, then the
+// squared deviations from the mean) reads its elements once per pass, as a
+// split kernel does. The parts depend on the shape alone, so results do
 // not depend on the number of threads.
 #include <algorithm>
+#include <optional>
 
 #include "core/shape_util.hpp"
 #include "cpu/convert.hpp"
@@ -109,30 +112,73 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
     for (int r : level.reductions) inputs.push_back(p.inputs[r][0]);
     const std::vector<int> nodes = nodes_to_compute(p, inputs, producers, known);
     const std::size_t nr = level.reductions.size();
-    // partial[task][k]: reduction k's states over the task's outputs and part.
-    std::vector<std::vector<Partials>> partial(std::size_t(out_tiles.size() * splits));
-    parallel_for(out_tiles.size() * splits, [&](std::int64_t task) {
-      const Box tile = out_tiles.box(task / splits);
-      const std::int64_t split = task % splits;
-      const std::int64_t first = split * parts.size() / splits;
-      const std::int64_t last = (split + 1) * parts.size() / splits;
-      auto& states = partial[std::size_t(task)];
-      for (int r : level.reductions) {
-        const Node& n = *p.nodes[r];
-        states.push_back(start_reduce(n.op, compute_type(p.nodes[p.inputs[r][0]]->dtype),
-                                      numel(tile.shape()), n.ddof));
-      }
-      for (std::int64_t c = first; c < last; ++c) {
-        const Box part = parts.box(c);
-        std::int64_t first_index = 0;
-        for (int a : s.axes) first_index += part.lo[a] * reduced_strides[a];
-        BlockEvaluator block(p, known, join(tile, part, s.axes));
-        block.compute(nodes);
+    std::size_t rounds = 0;
+    for (int r : level.reductions) {
+      rounds = std::max(rounds, reduction_passes(p.nodes[r]->op).size());
+    }
+    // terms[t][k]: reduction k's terms over tile t, a pass each; centres[k]:
+    // over all outputs, what its next pass deviates from.
+    std::vector<std::vector<std::vector<Partials>>> terms(std::size_t(out_tiles.size()),
+                                                          std::vector<std::vector<Partials>>(nr));
+    std::vector<std::optional<Array>> centres_of(nr);
+    for (std::size_t round = 0; round < rounds; ++round) {
+      const auto term_of = [&](std::size_t k) -> std::optional<TermKind> {
+        const auto passes = reduction_passes(p.nodes[level.reductions[k]]->op);
+        if (round < passes.size()) return passes[round];
+        return std::nullopt;
+      };
+      // partial[task][k]: the round's term of reduction k over the task's
+      // outputs and part.
+      std::vector<std::vector<Partials>> partial(std::size_t(out_tiles.size() * splits));
+      parallel_for(out_tiles.size() * splits, [&](std::int64_t task) {
+        const Box tile = out_tiles.box(task / splits);
+        const std::int64_t split = task % splits;
+        const std::int64_t first = split * parts.size() / splits;
+        const std::int64_t last = (split + 1) * parts.size() / splits;
+        auto& states = partial[std::size_t(task)];
+        std::vector<std::optional<Value>> centres(nr);
         for (std::size_t k = 0; k < nr; ++k) {
-          accumulate(states[k], block.value(inputs[k]), s.axes, first_index);
+          const std::optional<TermKind> term = term_of(k);
+          const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
+          states.push_back(start_term(term.value_or(TermKind::sum), ctype, numel(tile.shape())));
+          if (term && centres_of[k]) centres[k] = load(sub_array(*centres_of[k], tile));
         }
+        for (std::int64_t c = first; c < last; ++c) {
+          const Box part = parts.box(c);
+          std::int64_t first_index = 0;
+          for (int a : s.axes) first_index += part.lo[a] * reduced_strides[a];
+          BlockEvaluator block(p, known, join(tile, part, s.axes));
+          block.compute(nodes);
+          for (std::size_t k = 0; k < nr; ++k) {
+            if (!term_of(k)) continue;
+            accumulate(states[k], block.value(inputs[k]), s.axes, first_index,
+                       centres[k] ? &*centres[k] : nullptr);
+          }
+        }
+      });
+      parallel_for(out_tiles.size(), [&](std::int64_t t) {
+        for (std::size_t k = 0; k < nr; ++k) {
+          if (!term_of(k)) continue;
+          Partials& total = partial[std::size_t(t * splits)][k];
+          for (std::int64_t split = 1; split < splits; ++split) {
+            combine(total, partial[std::size_t(t * splits + split)][k]);
+          }
+          terms[std::size_t(t)][k].push_back(std::move(total));
+        }
+      });
+      for (std::size_t k = 0; k < nr; ++k) {
+        const auto passes = reduction_passes(p.nodes[level.reductions[k]]->op);
+        if (round + 1 >= passes.size()) continue;
+        const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
+        Array& centre = centres_of[k].emplace(allocate_host(std::size_t(outputs) * itemsize(ctype)),
+                                              ctype, out_shape, contiguous_strides(out_shape), 0);
+        parallel_for(out_tiles.size(), [&](std::int64_t t) {
+          const Box tile = out_tiles.box(t);
+          store(centres(terms[std::size_t(t)][k].back(), passes[round + 1], reduced, tile.shape()),
+                sub_array(centre, tile));
+        });
       }
-    });
+    }
     std::vector<Array> results;
     for (int r : level.reductions) {
       const DType t = compute_type(p.nodes[r]->dtype);
@@ -142,11 +188,10 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
     parallel_for(out_tiles.size(), [&](std::int64_t t) {
       const Box tile = out_tiles.box(t);
       for (std::size_t k = 0; k < nr; ++k) {
-        Partials& total = partial[std::size_t(t * splits)][k];
-        for (std::int64_t split = 1; split < splits; ++split) {
-          combine(total, partial[std::size_t(t * splits + split)][k]);
-        }
-        store(finish(total, tile.shape(), results[k].dtype()), sub_array(results[k], tile));
+        const Node& n = *p.nodes[level.reductions[k]];
+        store(finish(n.op, terms[std::size_t(t)][k], reduced, n.ddof, tile.shape(),
+                     results[k].dtype()),
+              sub_array(results[k], tile));
       }
     });
     for (std::size_t k = 0; k < nr; ++k) known[level.reductions[k]] = results[k];

@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
+#include <string>
 
 #include "numfuse/errors.hpp"
 
@@ -11,7 +13,7 @@ namespace {
 constexpr OpInfo kOps[] = {
 #define NF_ELEMENTWISE(name, arity, rule, accepts, fn) \
   {#name, OpKind::elementwise, arity, ResultRule::rule, Accepts::accepts},
-#define NF_REDUCTION(name, rule, accepts) \
+#define NF_REDUCTION(name, rule, accepts, ...) \
   {#name, OpKind::reduction, 1, ResultRule::rule, Accepts::accepts},
 #define NF_STRUCTURAL(name, kind) {#name, OpKind::kind, 0, ResultRule::same, Accepts::any_dtype},
 #include "graph/ops.def"
@@ -23,6 +25,68 @@ const OpInfo& op_info(OpId op) {
   const auto i = static_cast<std::size_t>(op);
   if (i >= std::size(kOps)) throw InternalError("op_info: op id out of range");
   return kOps[i];
+}
+
+namespace {
+
+struct TermInfo {
+  std::string_view name;
+  Centre centre;
+};
+
+constexpr TermInfo kTerms[] = {
+#define NF_TERM(name, centre) {#name, Centre::centre},
+#include "graph/ops.def"
+};
+
+// A reduction's row: its passes' terms (one or two) and its finish.
+struct ReductionInfo {
+  OpId op;
+  TermKind passes[2];
+  int count;
+  std::string_view finish;
+};
+
+constexpr ReductionInfo reduction_row(OpId op, std::initializer_list<TermKind> passes,
+                                      std::string_view finish) {
+  ReductionInfo r{op, {}, int(passes.size()), finish};
+  int i = 0;
+  for (TermKind k : passes) r.passes[i++] = k;
+  return r;
+}
+
+#define NF_TERM_KIND(term) TermKind::term
+constexpr ReductionInfo kReductions[] = {
+#define NF_REDUCTION(name, rule, accepts, form, passes, finish) \
+  reduction_row(OpId::name, {NF_EACH_PASS(NF_TERM_KIND, passes)}, #finish),
+#include "graph/ops.def"
+#undef NF_TERM_KIND
+};
+
+const ReductionInfo& reduction_info(OpId op) {
+  for (const ReductionInfo& r : kReductions) {
+    if (r.op == op) return r;
+  }
+  throw InternalError("not a reduction: " + std::string(op_name(op)));
+}
+
+}  // namespace
+
+std::string_view term_name(TermKind k) {
+  return kTerms[std::size_t(k)].name;
+}
+
+Centre term_centre(TermKind k) {
+  return kTerms[std::size_t(k)].centre;
+}
+
+std::span<const TermKind> reduction_passes(OpId op) {
+  const ReductionInfo& r = reduction_info(op);
+  return {r.passes, std::size_t(r.count)};
+}
+
+std::string_view reduction_finish(OpId op) {
+  return reduction_info(op).finish;
 }
 
 DType floating_dtype(DType t) {

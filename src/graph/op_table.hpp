@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "numfuse/dtype.hpp"
@@ -58,6 +59,33 @@ inline std::string_view op_name(OpId op) {
 inline OpKind op_kind(OpId op) {
   return op_info(op).kind;
 }
+
+// What reductions accumulate: a monoid each (NF_TERM rows of ops.def,
+// nf_<name>_term in jit/runtime/nf_reduce.h).
+enum class TermKind : std::uint8_t {
+#define NF_TERM(name, centre) name,
+#include "graph/ops.def"
+};
+// What a term of a second pass deviates from: nothing, or the first pass's
+// result (its mean, or its value).
+enum class Centre : std::uint8_t { none, mean, value };
+
+std::string_view term_name(TermKind k);
+Centre term_centre(TermKind k);
+// The terms reduction `op` accumulates, one per pass over its elements, and
+// the name of the function that finishes it (NF_REDUCTION's passes, finish).
+std::span<const TermKind> reduction_passes(OpId op);
+std::string_view reduction_finish(OpId op);
+
+// For consumers of ops.def: f applied to each term of a row's passes, (a)
+// or (a, b), separated by commas.
+#define NF_EACH_PASS(f, passes) NF_EACH_PASS_(f, NF_UNPAREN_ passes)
+#define NF_UNPAREN_(...) __VA_ARGS__
+#define NF_EACH_PASS_(f, ...) \
+  NF_PICK_PASS_(__VA_ARGS__, NF_EACH_PASS_2, NF_EACH_PASS_1)(f, __VA_ARGS__)
+#define NF_PICK_PASS_(a, b, pick, ...) pick
+#define NF_EACH_PASS_1(f, a) f(a)
+#define NF_EACH_PASS_2(f, a, b) f(a), f(b)
 
 // numpy's float for a dtype: floats stay, u8/bool -> f16, i32/i64 -> f64.
 DType floating_dtype(DType t);

@@ -51,7 +51,7 @@ const std::vector<ElementwiseCall>& elementwise_calls() {
 
 const std::vector<ReductionCall>& reduction_calls() {
   static const std::vector<ReductionCall> calls = {
-#define NF_REDUCTION(name, rule, accepts)                                                          \
+#define NF_REDUCTION(name, ...)                                                                    \
   {#name, [](const Expr& x, const Axes& a, int d) { return reduce(NF_TEST_CALL(name), x, a, d); }, \
    single_axis<decltype(NF_TEST_CALL(name))>, takes_ddof<decltype(NF_TEST_CALL(name))>},
 #include "graph/ops.def"

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "../on_device.hpp"
 #include "reference.hpp"
 
 namespace {
@@ -68,7 +69,7 @@ struct TableOp {
 // Each row calls nf::<name>(x, axes): a table row without a public function of
 // its name does not compile.
 const std::vector<TableOp> kTable = {
-#define NF_REDUCTION(name, rule, accepts)                                                   \
+#define NF_REDUCTION(name, ...)                                                             \
   {#name, !std::is_invocable_v<decltype(NF_TEST_REDUCER(name)), const nf::Expr&, nf::Axes>, \
    [](const nf::Expr& x, const AxisSpec& ax) { return reduce(NF_TEST_REDUCER(name), x, ax); }},
 #include "graph/ops.def"
@@ -480,4 +481,22 @@ TEST_CASE("reduction: documented edge semantics", "[ops]") {
     CHECK(c.to_vector<double>() == std::vector<double>{-1, 0, 1, -1, 0, 1});
     CHECK(nftest::shape_str(nf::Array(nf::sum(x, 1)).squeeze().shape()) == "(2,)");
   }
+}
+
+TEST_CASE("the CPU backend accumulates in the types the kernels do", "[cpu-backend][reduce]") {
+  // 2^24 and seven ones: in f32, 2^24 + 1 rounds back to 2^24 (ties to
+  // even), so an f32 sum loses at least one of the ones however it is
+  // ordered, and one in double loses none. The CPU backend accumulates f32
+  // in f32 as the kernels do, and in double only when told to compute f32
+  // work in f64. What is left after taking 2^24 away is exact in f32.
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  std::vector<float> row(8, 1.0f);
+  row[0] = 16777216.0f;
+  const nf::Array x = nf::array(row, {1, 8});
+  const auto ones_kept = [&] { return nf::Array(nf::sum(x, 1) - 16777216.0f).item<float>(); };
+  CHECK(ones_kept() < 7.0f);
+  nf::set_cpu_compute_dtype(nf::f64);
+  const float wide = ones_kept();
+  nf::set_cpu_compute_dtype(nf::f32);
+  CHECK(wide == 7.0f);
 }

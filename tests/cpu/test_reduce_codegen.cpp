@@ -3,6 +3,7 @@
 // every reduction for every dtype and walk.
 #include <catch2/catch.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <numfuse/jit.hpp>
@@ -12,6 +13,7 @@
 
 #include "codegen/reduce_spec.hpp"
 #include "compile/nvrtc_compiler.hpp"
+#include "runtime/nf_reduce.h"
 
 using nf::test::count;
 using nf::test::filled;
@@ -92,16 +94,22 @@ TEST_CASE("outputs of too many elements, too few to fill a device, are split", "
 }
 
 TEST_CASE("products of floating values accumulate in f64", "[host][codegen]") {
+  // The monoid kernels and the CPU backend both accumulate products in.
+  CHECK(std::is_same_v<nf_prod_term::acc<nf_f32>, nf_f64>);
+  CHECK(std::is_same_v<nf_prod_term::acc<nf_f64>, nf_f64>);
+  // Integers multiply exactly (with wraparound) in their own type.
+  CHECK(std::is_same_v<nf_prod_term::acc<nf_i64>, nf_i64>);
   for (const nf::DType t : {nf::f16, nf::bf16, nf::f32, nf::f64}) {
     INFO(nf::name(t));
     const nf::Array a = nf::ones({64, 4096}, t);
     const std::string src = nf::kernel_source(nf::prod(a, 1));
-    CHECK(src.find("nf_f64 p0 = (nf_f64)1;") != std::string::npos);
-    CHECK(src.find("nf_multiply(p0, nf_convert<nf_f64>(") != std::string::npos);
+    const std::string c = t == nf::f64 ? "nf_f64" : "nf_f32";
+    CHECK(src.find("nf_prod_term::acc<" + c + "> p0 = nf_prod_term::identity<" + c + ">();") !=
+          std::string::npos);
+    CHECK(src.find("p0 = nf_prod_term::accumulate(p0, ") != std::string::npos);
   }
-  // Integers multiply exactly (with wraparound) in their own type.
   CHECK(nf::kernel_source(nf::prod(nf::ones({64, 4096}, nf::i32), 1))
-            .find("nf_i64 p0 = (nf_i64)1;") != std::string::npos);
+            .find("nf_prod_term::acc<nf_i64> p0") != std::string::npos);
 }
 
 TEST_CASE("reduction source is canonical: scalars and data are parameters", "[host][codegen]") {

@@ -242,7 +242,7 @@ struct TableOp {
 // One row per NF_REDUCTION of the op table: a new reduction is tested here
 // as soon as it has a row in kSpecs below.
 const std::vector<TableOp> kTable = {
-#define NF_REDUCTION(name, rule, accepts)                                                   \
+#define NF_REDUCTION(name, ...)                                                             \
   {#name, !std::is_invocable_v<decltype(NF_TEST_REDUCER(name)), const nf::Expr&, nf::Axes>, \
    [](const nf::Expr& x, const AxisChoice& ax) {                                            \
      return call_reduction(NF_TEST_REDUCER(name), x, ax);                                   \
