@@ -101,7 +101,10 @@ Value finish_with(F fn, const std::vector<Partials>& terms, std::int64_t n, std:
   Value out = make_value(out_ctype, out_shape);
   visit_ctype(terms[0].ctype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr ((kMeets<Ms, T> && ...)) {
+    // Pairs of a reduction and a compute type that never meet (a norm of
+    // integers: they are taken as f64) are not made.
+    if constexpr ((kMeets<Ms, T> && ...) &&
+                  std::is_invocable_v<F, const Acc<Ms, T>&..., long long, int>) {
       visit_ctype(out_ctype, [&](auto out_tag) {
         using R = decltype(out_tag);
         R* o = out.data<R>();
@@ -212,10 +215,11 @@ Value finish(OpId op, const std::vector<Partials>& terms, std::int64_t n, std::i
              const Shape& out_shape, DType out_ctype) {
   switch (op) {
 #define NF_MONOID(term) nf_##term##_term
-#define NF_REDUCTION(name, rule, accepts, form, passes, finish) \
-  case OpId::name:                                              \
-    return finish_with<NF_EACH_PASS(NF_MONOID, passes)>(        \
-        [](const auto&... a) { return finish(a...); }, terms, n, ddof, out_shape, out_ctype);
+#define NF_REDUCTION(name, rule, accepts, form, passes, finish)                                  \
+  case OpId::name:                                                                               \
+    return finish_with<NF_EACH_PASS(NF_MONOID, passes)>(                                         \
+        [](const auto&... a) -> decltype(finish(a...)) { return finish(a...); }, terms, n, ddof, \
+        out_shape, out_ctype);
 #include "graph/ops.def"
 #undef NF_MONOID
     default:
