@@ -155,6 +155,8 @@ Expr argmax(const Expr& x);
 Expr any(const Expr& x, Axes axes = {});
 // all(...) is nf::all, declared in array.hpp beside the full slice it shares a name with.
 Expr logsumexp(const Expr& x, Axes axes = {});
+Expr norm(const Expr& x,
+          Axes axes = {});  // sqrt(sum(x * x)), the Euclidean norm; integers give f64
 
 // ---- shape ops on expressions ------------------------------------------------
 

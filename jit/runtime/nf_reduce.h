@@ -194,6 +194,13 @@ struct nf_exp_deviation_term : nf_sum_term {
     return nf_add(a, nf_exp(nf_subtract(x, centre)));
   }
 };
+// Sums of x^2 (norm).
+struct nf_sum_of_squares_term : nf_sum_term {
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long) {
+    return nf_add(a, nf_square(x));
+  }
+};
 
 // ---- Finishing -----------------------------------------------------------------
 // A reduction's result from its terms' partial results over all its
@@ -218,6 +225,12 @@ NF_HD P nf_finish_var(P, P squares, long long n, int ddof) {
 template <class P>
 NF_HD P nf_finish_std(P sum, P squares, long long n, int ddof) {
   return nf_sqrt(nf_finish_var(sum, squares, n, ddof));
+}
+// Of a floating sum only (the CPU backend makes a finish where it is well
+// formed): norms of integers are taken in f64.
+template <class P>
+NF_HD auto nf_finish_sqrt(P p, long long, int) -> decltype(nf_sqrt(p)) {
+  return nf_sqrt(p);
 }
 // logsumexp from the maximum m and the sum s of exp(x - m): m itself where
 // it is not a number or infinite (no element, an infinite element).

@@ -206,6 +206,9 @@ const std::map<std::string_view, RedRef>& refs() {
                      nullptr,
                      [](const Group& g) { double m = 1; for (double v : g) m = std::max(m, std::fabs(v)); return m; },
                      expd}},
+      {"norm", {Rule::average, false, false,
+                [](const Group& g) { double s = 0; for (double v : g) s += v * v; return std::sqrt(s); },
+                nullptr, [](const Group& g) { return std::sqrt(mean_sq(g) * static_cast<double>(g.size())); }, def}},
       // clang-format on
   };
   return r;

@@ -415,6 +415,7 @@ class Generator {
       double bound = b;
       if (n == "sum") bound = b * double(std::max<std::int64_t>(count, 1));
       if (n == "var") bound = b * b * 2;
+      if (n == "norm") bound = b * std::sqrt(double(std::max<std::int64_t>(count, 1)));
       if (n == "logsumexp") bound = b + std::log(double(count) + 1);
       if (n == "argmin" || n == "argmax") bound = double(std::max<std::int64_t>(numel(in), 1));
       if (n == "prod") bound = 1e6;

@@ -270,6 +270,7 @@ const std::map<std::string_view, Spec> kSpecs = {
     {"max", {Kind::wide, Err::exact}},    {"argmin", {Kind::ties, Err::exact}},
     {"argmax", {Kind::ties, Err::exact}}, {"any", {Kind::sparse, Err::exact}},
     {"all", {Kind::dense, Err::exact}},   {"logsumexp", {Kind::normal, Err::logsumexp}},
+    {"norm", {Kind::normal, Err::prod}},  // a sum of positive terms: relative to itself
 };
 
 // ---- tolerances ---------------------------------------------------------------------
