@@ -27,10 +27,6 @@ std::string cast_expr(DType to, const std::string& value) {
 
 }  // namespace
 
-DType compute_dtype(DType t) {
-  return t == f16 || t == bf16 ? f32 : t;
-}
-
 const char* compute_ctype(DType t) {
   switch (t) {
     case DType::b8:

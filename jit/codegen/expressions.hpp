@@ -10,9 +10,7 @@
 
 namespace nf::jit {
 
-// The dtype a value of dtype t is computed in on the GPU (halves in f32),
-// and its C type.
-DType compute_dtype(DType t);
+// The C type a value of dtype t is computed in on the GPU.
 const char* compute_ctype(DType t);
 // The C type values of dtype t are stored in.
 const char* storage_ctype(DType t);

@@ -28,7 +28,8 @@ decltype(auto) with_monoid(TermKind k, F&& f) {
 // The monoid's name in generated code.
 std::string monoid_name(TermKind k);
 
-// Bytes of term k's accumulator over elements of compute type `ctype`.
-std::size_t accumulator_bytes(TermKind k, DType ctype);
+// Bytes of term k's accumulator over elements of dtype t (halves compute in
+// f32).
+std::size_t accumulator_bytes(TermKind k, DType t);
 
 }  // namespace nf::jit

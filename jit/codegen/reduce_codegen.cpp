@@ -535,7 +535,7 @@ class Generator {
   }
 
   std::size_t acc_bytes(const Term& t) const {
-    return accumulator_bytes(t.kind, compute_dtype(node(t.input).dtype));
+    return accumulator_bytes(t.kind, node(t.input).dtype);
   }
 
   // The last pass: element outputs, then per-output ones.

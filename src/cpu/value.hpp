@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/compute_ctype.hpp"
 #include "core/storage.hpp"
 #include "numfuse/dtype.hpp"
 #include "numfuse/shape.hpp"
@@ -35,25 +36,6 @@ DType compute_type(DType t);
 Value make_value(DType ctype, const Shape& shape);
 bool is_contiguous(const Value& v);
 Value contiguous(const Value& v);
-
-// Calls f(ctype_tag) with a value of the C type of `ctype` (nf_b8 ... nf_f64).
-template <class F>
-decltype(auto) visit_ctype(DType ctype, F&& f) {
-  switch (ctype) {
-    case DType::b8:
-      return f(nf_b8{});
-    case DType::u8:
-      return f(nf_u8{});
-    case DType::i32:
-      return f(nf_i32{});
-    case DType::i64:
-      return f(nf_i64{});
-    case DType::f64:
-      return f(nf_f64{});
-    default:
-      return f(nf_f32{});
-  }
-}
 
 template <class T>
 constexpr DType ctype_of() {
