@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "codegen/monoids.hpp"
 #include "cpu/kernels.hpp"
@@ -46,17 +47,6 @@ const A* accs_of(const Partials& p) {
   return reinterpret_cast<const A*>(p.accs.data());
 }
 
-// The reduced elements of one output: p[base + offs[j]], or p[base + j]
-// where the reduced elements are contiguous (offs == nullptr).
-template <class T>
-struct Row {
-  const T* p;
-  std::int64_t base;
-  const std::vector<std::int64_t>* offs;
-  std::int64_t n;
-  T operator[](std::int64_t j) const { return offs ? p[base + (*offs)[j]] : p[base + j]; }
-};
-
 template <class M, class T>
 Acc<M, T> take(Acc<M, T> a, T x, long long r, T centre) {
   if constexpr (kCentred<M, T>) {
@@ -66,26 +56,33 @@ Acc<M, T> take(Acc<M, T> a, T x, long long r, T centre) {
   }
 }
 
-// A row into its output's accumulator: eight accumulators take every eighth
-// element, so that the compiler keeps them in vector registers rather than
-// waiting on each step, and combine in a fixed order.
-template <class M, class T>
-Acc<M, T> accumulate_row(Acc<M, T> a, const Row<T>& r, std::int64_t first, T centre) {
-  constexpr int kLanes = 8;
-  Acc<M, T> lane[kLanes];
-  for (auto& l : lane) l = M::template identity<T>();
-  const std::int64_t body = r.n - r.n % kLanes;
-  for (std::int64_t j = 0; j < body; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      lane[l] = take<M, T>(lane[l], r[j + l], first + j + l, centre);
+// A row into its output's accumulator, element j of it at(j). Numbers:
+// eight accumulators take every eighth element, so that the compiler keeps
+// them in vector registers rather than waiting on each step, and combine in
+// a fixed order. Pairs of a value and its index (argmin, argmax) do not fit
+// vector registers: one accumulator takes the elements in order.
+template <class M, class T, class At>
+Acc<M, T> accumulate_row(Acc<M, T> a, std::int64_t n, At at, std::int64_t first, T centre) {
+  if constexpr (!std::is_arithmetic_v<Acc<M, T>>) {
+    for (std::int64_t j = 0; j < n; ++j) a = take<M, T>(a, at(j), first + j, centre);
+    return a;
+  } else {
+    constexpr int kLanes = 8;
+    Acc<M, T> lane[kLanes];
+    for (auto& l : lane) l = M::template identity<T>();
+    const std::int64_t body = n - n % kLanes;
+    for (std::int64_t j = 0; j < body; j += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        lane[l] = take<M, T>(lane[l], at(j + l), first + j + l, centre);
+      }
     }
+    for (std::int64_t j = body; j < n; ++j) {
+      lane[j - body] = take<M, T>(lane[j - body], at(j), first + j, centre);
+    }
+    const M m;
+    return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
+                  m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
   }
-  for (std::int64_t j = body; j < r.n; ++j) {
-    lane[j - body] = take<M, T>(lane[j - body], r[j], first + j, centre);
-  }
-  const M m;
-  return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
-                m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
 }
 
 [[noreturn]] void no_such_pair(TermKind k, DType ctype) {
@@ -108,9 +105,10 @@ Value finish_with(F fn, const std::vector<Partials>& terms, std::int64_t n, std:
       visit_ctype(out_ctype, [&](auto out_tag) {
         using R = decltype(out_tag);
         R* o = out.data<R>();
-        std::size_t k = 0;
-        // Braces take the terms in order.
-        const std::tuple<const Acc<Ms, T>*...> accs{accs_of<Acc<Ms, T>>(terms[k++])...};
+        const auto accs = [&]<std::size_t... I>(std::index_sequence<I...>) {
+          return std::tuple<const Acc<Ms, T>*...>{accs_of<Acc<Ms, T>>(terms[I])...};
+        }
+        (std::index_sequence_for<Ms...>());
         for (std::int64_t i = 0; i < terms[0].outputs; ++i) {
           o[i] = std::apply(
               [&](const auto*... a) { return nf_convert<R>(fn(a[i]..., (long long)n, int(ddof))); },
@@ -152,7 +150,11 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
   // where they are the contiguous elements of the innermost axis.
   const int nd = int(in.shape.size());
   const bool contiguous = n <= 1 || (reduced_shape[nd - 1] == n && in.strides[nd - 1] == 1);
-  std::vector<std::int64_t> offs;
+  // Kept per thread: a block's offsets take more than malloc hands out from
+  // its heap, and fresh pages for every block cost a full sum 1.7 times its
+  // time in page faults.
+  thread_local std::vector<std::int64_t> offs;
+  offs.clear();
   if (!contiguous) {
     offs.reserve(std::size_t(n));
     for_each_row<1>(reduced_shape, {&in.strides},
@@ -167,15 +169,25 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
       auto* accs = accs_of<Acc<M, T>>(p);
       const T* data = in.data<T>();
       const T* centre = centres ? centres->data<T>() : nullptr;
-      for_each_row<1>(
-          out_shape, {&in.strides},
-          [&](std::int64_t first, const auto& off, const auto& step, std::int64_t m) {
-            for (std::int64_t i = 0; i < m; ++i) {
-              const Row<T> r{data, off[0] + i * step[0], contiguous ? nullptr : &offs, n};
-              const std::int64_t o = first + i;
-              accs[o] = accumulate_row<M, T>(accs[o], r, first_index, centre ? centre[o] : T(0));
-            }
-          });
+      for_each_row<1>(out_shape, {&in.strides},
+                      [&](std::int64_t first, const auto& off, const auto& step, std::int64_t m) {
+                        for (std::int64_t i = 0; i < m; ++i) {
+                          // Output o's reduced elements from p: p[j], or p[offs[j]]
+                          // where they are not contiguous.
+                          const T* p = data + off[0] + i * step[0];
+                          const std::int64_t o = first + i;
+                          const T c = centre ? centre[o] : T(0);
+                          if (contiguous) {
+                            accs[o] = accumulate_row<M, T>(
+                                accs[o], n, [p](std::int64_t j) { return p[j]; }, first_index, c);
+                          } else {
+                            accs[o] = accumulate_row<M, T>(
+                                accs[o], n,
+                                [p, at = offs.data()](std::int64_t j) { return p[at[j]]; },
+                                first_index, c);
+                          }
+                        }
+                      });
     } else {
       no_such_pair(p.term, in.ctype);
     }
