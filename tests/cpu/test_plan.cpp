@@ -205,3 +205,37 @@ TEST_CASE("a statement that has run is served from the plan cache, on every back
   CHECK(plan->prepared != nullptr);
   CHECK(plan->schedule.steps.size() == 1);
 }
+
+TEST_CASE("nodes that differ in any one attribute are different nodes", "[host][plan]") {
+  // Each pair differs in one attribute of visit_attributes' list: the hash,
+  // node equality (no merge) and, but for values, the statement key see it.
+  const nf::Array a = nf::ones({4, 4}), b = nf::ones({4, 4});
+  const nf::NodePtr x = nf::make_leaf(a);
+  const nf::NodePtr column = nf::make_leaf(nf::ones({1, 4, 1}));
+  const nf::NodePtr cube = nf::make_leaf(nf::ones({3, 3, 3}));
+  const std::vector<std::pair<nf::NodePtr, nf::NodePtr>> pairs = {
+      {nf::make_constant(2.0, nf::f32), nf::make_constant(3.0, nf::f32)},
+      {nf::make_iota({4, 4}, 0, nf::f32), nf::make_iota({4, 4}, 1, nf::f32)},
+      {nf::make_reduction(nf::OpId::var, x, 1), nf::make_reduction(nf::OpId::var, x, 1, 1)},
+      // Axes of length 1, so that the shapes are equal.
+      {nf::make_reduction(nf::OpId::sum, column, 0), nf::make_reduction(nf::OpId::sum, column, 2)},
+      {nf::make_permute(cube, {1, 0, 2}), nf::make_permute(cube, {2, 1, 0})},
+      {nf::make_random(nf::OpId::rand_uniform, {4, 4}, nf::f32, 1, 0),
+       nf::make_random(nf::OpId::rand_uniform, {4, 4}, nf::f32, 2, 0)},
+      {nf::make_random(nf::OpId::rand_uniform, {4, 4}, nf::f32, 1, 0),
+       nf::make_random(nf::OpId::rand_uniform, {4, 4}, nf::f32, 1, 1)},
+      {nf::make_matmul(x, nf::make_leaf(b), nf::MatmulPrecision::f32),
+       nf::make_matmul(x, nf::make_leaf(b), nf::MatmulPrecision::tf32)},
+  };
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    INFO("pair " << i);
+    const auto& [p, q] = pairs[i];
+    REQUIRE(p->op == q->op);
+    REQUIRE(p->shape == q->shape);
+    CHECK(p->hash != q->hash);
+    CHECK_FALSE(nf::same_attributes(*p, *q));
+    CHECK(nf::same_attributes(*p, *p));
+    const nf::Program both = nf::make_program({p, q});
+    CHECK(both.roots[0] != both.roots[1]);
+  }
+}
