@@ -147,9 +147,14 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
   const std::int64_t n = numel(reduced_shape);
   // Offsets of the reduced elements from their output's first, in C order
   // (so arg-reductions over several axes index the flattened axes); none
-  // where they are the contiguous elements of the innermost axis.
-  const int nd = int(in.shape.size());
-  const bool contiguous = n <= 1 || (reduced_shape[nd - 1] == n && in.strides[nd - 1] == 1);
+  // where they lie one after another (the innermost axes, or all of them).
+  bool contiguous = true;
+  std::int64_t run = 1;
+  for (int a = int(in.shape.size()) - 1; a >= 0; --a) {
+    if (reduced_shape[a] == 1) continue;
+    contiguous = contiguous && in.strides[a] == run;
+    run *= reduced_shape[a];
+  }
   // Kept per thread: a block's offsets take more than malloc hands out from
   // its heap, and fresh pages for every block cost a full sum 1.7 times its
   // time in page faults.
