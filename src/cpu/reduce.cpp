@@ -56,33 +56,28 @@ Acc<M, T> take(Acc<M, T> a, T x, long long r, T centre) {
   }
 }
 
-// A row into its output's accumulator, element j of it at(j). Numbers:
-// eight accumulators take every eighth element, so that the compiler keeps
-// them in vector registers rather than waiting on each step, and combine in
-// a fixed order. Pairs of a value and its index (argmin, argmax) do not fit
-// vector registers: one accumulator takes the elements in order.
+// A row into its output's accumulator, element j of it at(j): eight
+// accumulators take every eighth element, so that the compiler keeps
+// numbers in vector registers and no element waits on the one before (an
+// arg-reduction's pair in one accumulator waited on each comparison), and
+// combine in a fixed order.
 template <class M, class T, class At>
 Acc<M, T> accumulate_row(Acc<M, T> a, std::int64_t n, At at, std::int64_t first, T centre) {
-  if constexpr (!std::is_arithmetic_v<Acc<M, T>>) {
-    for (std::int64_t j = 0; j < n; ++j) a = take<M, T>(a, at(j), first + j, centre);
-    return a;
-  } else {
-    constexpr int kLanes = 8;
-    Acc<M, T> lane[kLanes];
-    for (auto& l : lane) l = M::template identity<T>();
-    const std::int64_t body = n - n % kLanes;
-    for (std::int64_t j = 0; j < body; j += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        lane[l] = take<M, T>(lane[l], at(j + l), first + j + l, centre);
-      }
+  constexpr int kLanes = 8;
+  Acc<M, T> lane[kLanes];
+  for (auto& l : lane) l = M::template identity<T>();
+  const std::int64_t body = n - n % kLanes;
+  for (std::int64_t j = 0; j < body; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      lane[l] = take<M, T>(lane[l], at(j + l), first + j + l, centre);
     }
-    for (std::int64_t j = body; j < n; ++j) {
-      lane[j - body] = take<M, T>(lane[j - body], at(j), first + j, centre);
-    }
-    const M m;
-    return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
-                  m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
   }
+  for (std::int64_t j = body; j < n; ++j) {
+    lane[j - body] = take<M, T>(lane[j - body], at(j), first + j, centre);
+  }
+  const M m;
+  return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
+                m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
 }
 
 [[noreturn]] void no_such_pair(TermKind k, DType ctype) {
