@@ -52,6 +52,11 @@ Array sub_array(const Array& a, const Box& b) {
   return Array(a.storage(), a.dtype(), b.shape(), a.strides(), offset);
 }
 
+Array host_array(DType dtype, const Shape& shape) {
+  return Array(allocate_host(std::size_t(numel(shape)) * itemsize(dtype)), dtype, shape,
+               contiguous_strides(shape), 0);
+}
+
 std::vector<int> nodes_to_compute(const Program& p, const std::vector<int>& targets,
                                   const std::vector<bool>& computed, const Memory& mem) {
   std::vector<bool> want(p.nodes.size(), false);

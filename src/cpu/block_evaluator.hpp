@@ -21,6 +21,8 @@ using Memory = std::vector<std::optional<Array>>;
 
 // The elements of box b of array a, as a view.
 Array sub_array(const Array& a, const Box& b);
+// A new contiguous array in host memory.
+Array host_array(DType dtype, const Shape& shape);
 
 // The nodes that computing `targets` computes, in program order: those in
 // `computed` (a step's nodes) and any other not in memory (a broadcast that an

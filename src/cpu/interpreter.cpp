@@ -113,8 +113,7 @@ class Runner {
     if (root >= 0 && outputs_[root].dtype() == t) {
       mem_[i] = outputs_[root];
     } else {
-      mem_[i] = Array(allocate_host(std::size_t(numel(n.shape)) * itemsize(t)), t, n.shape,
-                      contiguous_strides(n.shape), 0);
+      mem_[i] = host_array(t, n.shape);
     }
     return *mem_[i];
   }

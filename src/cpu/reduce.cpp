@@ -4,7 +4,6 @@
 // the first's result as the kernel's does, and each reduction finishes with
 // the function ops.def names. The backends differ only in the order in which
 // their walks take the elements.
-#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>

@@ -122,11 +122,12 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
                                                           std::vector<std::vector<Partials>>(nr));
     std::vector<std::optional<Array>> centres_of(nr);
     for (std::size_t round = 0; round < rounds; ++round) {
-      const auto term_of = [&](std::size_t k) -> std::optional<TermKind> {
+      // The term each reduction takes this round, if it has one.
+      std::vector<std::optional<TermKind>> term_of(nr);
+      for (std::size_t k = 0; k < nr; ++k) {
         const auto passes = reduction_passes(p.nodes[level.reductions[k]]->op);
-        if (round < passes.size()) return passes[round];
-        return std::nullopt;
-      };
+        if (round < passes.size()) term_of[k] = passes[round];
+      }
       // partial[task][k]: the round's term of reduction k over the task's
       // outputs and part.
       std::vector<std::vector<Partials>> partial(std::size_t(out_tiles.size() * splits));
@@ -138,7 +139,7 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
         auto& states = partial[std::size_t(task)];
         std::vector<std::optional<Value>> centres(nr);
         for (std::size_t k = 0; k < nr; ++k) {
-          const std::optional<TermKind> term = term_of(k);
+          const std::optional<TermKind>& term = term_of[k];
           const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
           states.push_back(start_term(term.value_or(TermKind::sum), ctype, numel(tile.shape())));
           if (term && centres_of[k]) centres[k] = load(sub_array(*centres_of[k], tile));
@@ -150,7 +151,7 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
           BlockEvaluator block(p, known, join(tile, part, s.axes));
           block.compute(nodes);
           for (std::size_t k = 0; k < nr; ++k) {
-            if (!term_of(k)) continue;
+            if (!term_of[k]) continue;
             accumulate(states[k], block.value(inputs[k]), s.axes, first_index,
                        centres[k] ? &*centres[k] : nullptr);
           }
@@ -158,7 +159,7 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
       });
       parallel_for(out_tiles.size(), [&](std::int64_t t) {
         for (std::size_t k = 0; k < nr; ++k) {
-          if (!term_of(k)) continue;
+          if (!term_of[k]) continue;
           Partials& total = partial[std::size_t(t * splits)][k];
           for (std::int64_t split = 1; split < splits; ++split) {
             combine(total, partial[std::size_t(t * splits + split)][k]);
@@ -170,8 +171,7 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
         const auto passes = reduction_passes(p.nodes[level.reductions[k]]->op);
         if (round + 1 >= passes.size()) continue;
         const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
-        Array& centre = centres_of[k].emplace(allocate_host(std::size_t(outputs) * itemsize(ctype)),
-                                              ctype, out_shape, contiguous_strides(out_shape), 0);
+        Array& centre = centres_of[k].emplace(host_array(ctype, out_shape));
         parallel_for(out_tiles.size(), [&](std::int64_t t) {
           const Box tile = out_tiles.box(t);
           store(centres(terms[std::size_t(t)][k].back(), passes[round + 1], reduced, tile.shape()),
@@ -182,8 +182,7 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
     std::vector<Array> results;
     for (int r : level.reductions) {
       const DType t = compute_type(p.nodes[r]->dtype);
-      results.push_back(Array(allocate_host(std::size_t(outputs) * itemsize(t)), t, out_shape,
-                              contiguous_strides(out_shape), 0));
+      results.push_back(host_array(t, out_shape));
     }
     parallel_for(out_tiles.size(), [&](std::int64_t t) {
       const Box tile = out_tiles.box(t);
