@@ -5,6 +5,8 @@
 #include <string>
 
 #include "codegen/fused_spec.hpp"
+#include "codegen/reduce_lanes.hpp"
+#include "codegen/reduce_walk.hpp"
 #include "core/config.hpp"
 #include "core/shape_util.hpp"
 #include "numfuse/errors.hpp"
@@ -12,81 +14,7 @@
 namespace nf::jit {
 namespace {
 
-constexpr int kBlock = 256;  // threads of a block, unless one row needs more
-constexpr int kMaxRowThreads = 1024;
-constexpr int kGroupsPerThread = 4;  // aim: a few vector loads in flight per thread
-constexpr int kSplitThreads = 256;   // threads of a block of a split row
-constexpr std::int64_t kMaxChunks = 4096;
-constexpr int kMaxCluster = 8;        // the portable cluster size
-constexpr int kClusterThreads = 256;  // threads of a block of a cluster
-
-int pow2_at_least(std::int64_t v) {
-  int p = 1;
-  while (p < v && p < kMaxRowThreads) p *= 2;
-  return p;
-}
-
-// A row too long for one block to hold (more than max_held groups a thread
-// at kMaxRowThreads threads) is shared by a cluster of blocks of
-// kClusterThreads threads, as many as make about kGroupsPerThread groups a
-// thread, where that many blocks hold it. The cluster reads the row once,
-// where a block would read it again for each pass. Returns whether the row
-// is shared.
-bool cluster_row(ReduceSpec& spec, std::int64_t groups, std::int64_t rows,
-                 const ReduceLimits& limits) {
-  if (limits.max_cluster <= 1 || limits.max_held <= 0 ||
-      groups <= std::int64_t(kMaxRowThreads) * limits.max_held) {
-    return false;
-  }
-  const std::int64_t aim = kClusterThreads * std::min(kGroupsPerThread, limits.max_held);
-  const std::int64_t blocks = std::min<std::int64_t>(limits.max_cluster, (groups + aim - 1) / aim);
-  const std::int64_t per = (groups + blocks * kClusterThreads - 1) / (blocks * kClusterThreads);
-  if (per > limits.max_held || rows * blocks < limits.split_below) return false;
-  spec.tr = kClusterThreads;
-  spec.to = 1;
-  spec.per = int(per);
-  spec.cluster = int(blocks);
-  return true;
-}
-
-// Each thread holds its share of an output's `groups` in registers where
-// the share is small enough; otherwise each output's groups are split into
-// chunks where the `blocks` of outputs are too few to fill a device. Returns
-// whether they are.
-bool hold_or_split(ReduceSpec& spec, std::int64_t groups, std::int64_t blocks,
-                   const ReduceLimits& limits) {
-  const std::int64_t held = (groups + spec.tr - 1) / spec.tr;
-  spec.per = held <= limits.max_held ? int(std::max<std::int64_t>(held, 1)) : 0;
-  if (spec.per != 0 || blocks >= limits.split_below || groups <= limits.chunk_groups) return false;
-  spec.chunks = std::min((groups + limits.chunk_groups - 1) / limits.chunk_groups, kMaxChunks);
-  spec.chunk = (groups + spec.chunks - 1) / spec.chunks;
-  return true;
-}
-
-// Held rows of `prefetch_from` bytes or more a block take an SM's registers,
-// and the SM stops reading memory while its one block works on them. Where
-// that work includes library functions on every element (softmax's exp and
-// division), the block prefetches its next rows meanwhile; where it does
-// not (layer norm), prefetching cost more than it saved (bench/RESULTS.md).
-// Each vector is copied whole, so its bytes must be a size cp.async copies.
-bool prefetches(const ReduceSpec& spec, const ReduceLimits& limits) {
-  if (spec.columns || spec.per == 0 || spec.vec == 1 || spec.chunks > 1 || spec.cluster > 1 ||
-      limits.prefetch_from <= 0) {
-    return false;
-  }
-  const std::int64_t elements = numel(spec.step->domain);
-  const bool heavy = std::any_of(spec.step->nodes.begin(), spec.step->nodes.end(), [&](int i) {
-    const Node& n = *spec.program->nodes[i];
-    return numel(n.shape) == elements && is_library_function(n);
-  });
-  if (!heavy) return false;
-  for (const ReduceOperand& r : spec.reads) {
-    const std::size_t bytes = spec.vec * itemsize(r.dtype);
-    if (r.along != Along::none && bytes != 4 && bytes != 8 && bytes != 16) return false;
-  }
-  const std::int64_t bytes = prefetch_bytes(spec);
-  return bytes >= limits.prefetch_from && bytes <= limits.prefetch_max;
-}
+constexpr int kMaxCluster = 8;  // the portable cluster size
 
 bool reduced_axis(const std::vector<int>& axes, int d) {
   return std::find(axes.begin(), axes.end(), d) != axes.end();
@@ -179,6 +107,10 @@ std::int64_t prefetch_bytes(const ReduceSpec& spec) {
   return bytes;
 }
 
+std::int64_t groups_of(const ReduceSpec& spec) {
+  return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
+}
+
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,
                             const std::vector<Array>& outputs, const ReduceLimits& limits) {
@@ -231,59 +163,15 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   spec.index64 = numel(domain) >= kInt32Reach;
   for (const Layout& l : all) spec.index64 = spec.index64 || l.beyond_int32();
 
-  const std::int64_t n = numel(spec.reduced);
-  // The operand that decides the walk: the first one that varies along the
-  // reduced dims. Threads follow the smaller of its strides.
-  const ReduceOperand* lead = nullptr;
-  for (const auto* list : {&spec.reads, &spec.writes}) {
-    for (const ReduceOperand& o : *list) {
-      if (!lead && o.along != Along::none) lead = &o;
-    }
+  // The lanes map threads to outputs, rows or columns, with a vector width
+  // and a block; then the first walk that applies takes the step and sets
+  // the rest of the launch shape.
+  std::vector<std::int64_t> offsets;
+  for (const Layout& l : all) offsets.push_back(l.offset);
+  choose_lanes(spec, offsets);
+  for (const ReduceWalk* walk : reduce_walks()) {
+    if (walk->applies(spec, limits)) break;
   }
-  if (lead && !spec.kept.empty() && numel(spec.kept) > 1) {
-    spec.columns = std::llabs(lead->kept.back()) < std::llabs(lead->reduced.back());
-  }
-  const std::int64_t rows = numel(spec.kept);
-  if (spec.columns) {
-    spec.to = 32;
-    spec.tr = kBlock / spec.to;
-    hold_or_split(spec, n, (rows + spec.to - 1) / spec.to, limits);
-    return spec;
-  }
-
-  // Rows: 16-byte vector loads where every varying operand lies contiguous
-  // along its rows and every row starts on a vector boundary.
-  const auto operand = [&](std::size_t j) -> const ReduceOperand& {
-    return j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
-  };
-  std::size_t widest = 1;
-  bool contiguous_rows = true;
-  for (std::size_t j = 0; j < all.size(); ++j) {
-    const ReduceOperand& o = operand(j);
-    if (o.along == Along::none) continue;
-    contiguous_rows = contiguous_rows && o.along == Along::unit;
-    widest = std::max(widest, itemsize(all[j].dtype));
-  }
-  const std::int64_t width = std::int64_t(16 / widest);
-  bool aligned = contiguous_rows && n % width == 0;
-  for (std::size_t j = 0; j < all.size() && aligned; ++j) {
-    const ReduceOperand& o = operand(j);
-    if (o.along == Along::none) continue;
-    aligned = all[j].offset % width == 0;
-    for (std::int64_t k : o.kept) aligned = aligned && k % width == 0;
-  }
-  spec.vec = aligned ? int(width) : 1;
-  const std::int64_t groups = (n + spec.vec - 1) / spec.vec;
-  if (!cluster_row(spec, groups, rows, limits)) {
-    spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
-    spec.to = std::max(1, kBlock / spec.tr);
-    if (hold_or_split(spec, groups, rows, limits)) {
-      spec.tr = kSplitThreads;
-      spec.to = 1;
-    }
-  }
-  spec.whole = spec.per > 0 && groups == std::int64_t(spec.cluster) * spec.tr * spec.per;
-  spec.prefetch = prefetches(spec, limits);
   return spec;
 }
 

@@ -1,7 +1,8 @@
 // How a reduction kernel walks its step's domain: the dims split into the
 // outputs' dims (kept) and the reduced dims, each merged where every operand
 // allows it, every operand's strides over both, and the launch shape, chosen
-// by shape.
+// by shape: the lanes (reduce_lanes.hpp) map threads to outputs, and the
+// first walk (reduce_walk.hpp) that applies sets the rest.
 #pragma once
 
 #include <optional>
@@ -63,6 +64,9 @@ struct ReduceSpec {
   // cluster * tr * per): no bounds tests, which cost registers.
   bool whole = false;
 };
+
+// Groups of `vec` elements along each output.
+std::int64_t groups_of(const ReduceSpec& spec);
 
 // Shared memory a prefetching kernel's block copies its next tile into: for
 // each read that varies along the reduced dims, its held groups.

@@ -1,0 +1,40 @@
+// How a reduction kernel's threads map to its outputs. Along rows, the `tr`
+// threads of a row share its elements, a block takes `to` rows, and rows
+// that lie contiguous are read in vectors. Along columns, for reductions
+// over other than the innermost dims, a warp's threads take consecutive
+// outputs, so that its reads stay coalesced, and `tr` threads share each.
+//
+// Lanes are not walks: held, streamed and split walks each take rows or
+// columns, so a walk for each pairing would write every walk twice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/reduce_spec.hpp"
+
+namespace nf::jit {
+
+constexpr int kMaxRowThreads = 1024;  // threads of a block of one row, at most
+constexpr int kGroupsPerThread = 4;   // aim: a few vector loads in flight per thread
+
+class ReduceLanes {
+ public:
+  virtual ~ReduceLanes() = default;
+
+  // The block a walk starts from: vec, tr and to.
+  virtual void shape(ReduceSpec& spec, const std::vector<std::int64_t>& offsets) const = 0;
+  // The block of a split walk.
+  virtual void split_block(ReduceSpec& spec) const = 0;
+  // Whether held outputs need no bounds tests: every thread's groups all
+  // lie in its output.
+  virtual bool whole(const ReduceSpec& spec) const = 0;
+};
+
+// Sets spec.columns and the lanes' block; `offsets`: each operand's offset,
+// reads then writes, in elements.
+const ReduceLanes& choose_lanes(ReduceSpec& spec, const std::vector<std::int64_t>& offsets);
+const ReduceLanes& lanes_of(const ReduceSpec& spec);
+
+}  // namespace nf::jit
