@@ -55,6 +55,19 @@ class Rows final : public ReduceLanes {
   bool whole(const ReduceSpec& spec) const override {
     return spec.per > 0 && groups_of(spec) == std::int64_t(spec.cluster) * spec.tr * spec.per;
   }
+  std::string thread(const ReduceSpec& spec) const override {
+    return "const int tr = threadIdx.x % " + std::to_string(spec.tr) + ";";
+  }
+  std::string output(const ReduceSpec& spec, const std::string& tile) const override {
+    return tile + " * " + std::to_string(spec.to) + " + threadIdx.x / " + std::to_string(spec.tr);
+  }
+  // A slot for each warp's partial result.
+  int block_slots(const ReduceSpec& spec) const override {
+    return std::max(1, spec.tr * spec.to / 32);
+  }
+  std::string allreduce(const ReduceSpec& spec) const override {
+    return "nf_row_allreduce<" + std::to_string(spec.tr) + ">";
+  }
 };
 
 class Columns final : public ReduceLanes {
@@ -69,6 +82,17 @@ class Columns final : public ReduceLanes {
   // Columns keep their bounds tests, as they always have: skipping them
   // would change the source of every held column kernel.
   bool whole(const ReduceSpec&) const override { return false; }
+  std::string thread(const ReduceSpec& spec) const override {
+    return "const int tr = threadIdx.x / " + std::to_string(spec.to) + ";";
+  }
+  std::string output(const ReduceSpec& spec, const std::string& tile) const override {
+    return tile + " * " + std::to_string(spec.to) + " + threadIdx.x % " + std::to_string(spec.to);
+  }
+  // A slot for each thread's partial result.
+  int block_slots(const ReduceSpec& spec) const override { return spec.tr * spec.to; }
+  std::string allreduce(const ReduceSpec& spec) const override {
+    return "nf_column_allreduce<" + std::to_string(spec.to) + ", " + std::to_string(spec.tr) + ">";
+  }
 };
 
 const Rows kRows;

@@ -5,7 +5,9 @@
 // outputs, so that its reads stay coalesced, and `tr` threads share each.
 //
 // Lanes are not walks: held, streamed and split walks each take rows or
-// columns, so a walk for each pairing would write every walk twice.
+// columns, and the lanes change only where a thread finds its output and
+// how the threads of an output meet, so a walk for each pairing would write
+// every walk twice.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,15 @@ class ReduceLanes {
   // Whether held outputs need no bounds tests: every thread's groups all
   // lie in its output.
   virtual bool whole(const ReduceSpec& spec) const = 0;
+
+  // The declaration of `tr`, the thread's index among its output's threads.
+  virtual std::string thread(const ReduceSpec& spec) const = 0;
+  // The thread's output in tile `tile` of `to` outputs.
+  virtual std::string output(const ReduceSpec& spec, const std::string& tile) const = 0;
+  // Slots of shared memory a block's partial results take.
+  virtual int block_slots(const ReduceSpec& spec) const = 0;
+  // The function that combines a value over the threads of an output.
+  virtual std::string allreduce(const ReduceSpec& spec) const = 0;
 };
 
 // Sets spec.columns and the lanes' block; `offsets`: each operand's offset,

@@ -96,17 +96,6 @@ bool is_library_function(const Node& n) {
           n.op == OpId::power);
 }
 
-std::int64_t prefetch_bytes(const ReduceSpec& spec, const ReduceOperand& read) {
-  if (read.along == Along::none) return 0;
-  return std::int64_t(spec.vec * itemsize(read.dtype)) * spec.per * spec.tr * spec.to;
-}
-
-std::int64_t prefetch_bytes(const ReduceSpec& spec) {
-  std::int64_t bytes = 0;
-  for (const ReduceOperand& r : spec.reads) bytes += prefetch_bytes(spec, r);
-  return bytes;
-}
-
 std::int64_t groups_of(const ReduceSpec& spec) {
   return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
 }
@@ -170,7 +159,10 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   for (const Layout& l : all) offsets.push_back(l.offset);
   choose_lanes(spec, offsets);
   for (const ReduceWalk* walk : reduce_walks()) {
-    if (walk->applies(spec, limits)) break;
+    if (walk->applies(spec, limits)) {
+      spec.walk = walk;
+      break;
+    }
   }
   return spec;
 }

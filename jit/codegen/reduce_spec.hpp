@@ -14,6 +14,8 @@
 
 namespace nf::jit {
 
+class ReduceWalk;
+
 // How an operand varies along the reduced dims.
 enum class Along : std::uint8_t {
   none,     // not at all: one value per output (a row's mean, a bias)
@@ -63,15 +65,13 @@ struct ReduceSpec {
   // Held rows whose every thread's groups all lie in the row (groups ==
   // cluster * tr * per): no bounds tests, which cost registers.
   bool whole = false;
+  // The walk that emits the kernels (reduce_walks/); the fields above are
+  // its launch shape, and what its kernels' signatures name.
+  const ReduceWalk* walk = nullptr;
 };
 
 // Groups of `vec` elements along each output.
 std::int64_t groups_of(const ReduceSpec& spec);
-
-// Shared memory a prefetching kernel's block copies its next tile into: for
-// each read that varies along the reduced dims, its held groups.
-std::int64_t prefetch_bytes(const ReduceSpec& spec, const ReduceOperand& read);
-std::int64_t prefetch_bytes(const ReduceSpec& spec);
 
 // Whether an elementwise value comes from a library function (exp, log, a
 // division): work enough to weigh on a kernel.

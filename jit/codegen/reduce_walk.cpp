@@ -1,7 +1,75 @@
-// The order the walks are asked in.
+// What a walk does unless it says otherwise, and the order the walks are
+// asked in.
 #include "codegen/reduce_walk.hpp"
 
+#include "codegen/reduce_kernel.hpp"
+#include "codegen/source_writer.hpp"
+#include "core/shape_util.hpp"
+
 namespace nf::jit {
+
+int ReduceWalk::stages(const ReduceModel&) const {
+  return 0;
+}
+
+// A block for each `to` outputs.
+void ReduceWalk::launch(const ReduceKernel& k, GeneratedKernel& out) const {
+  const ReduceSpec& s = k.spec();
+  out.threads = s.tr * s.to;
+  out.blocks = (numel(s.kept) + s.to - 1) / s.to;
+}
+
+void ReduceWalk::parameters(const ReduceKernel&, KernelParams&) const {}
+
+std::string ReduceWalk::attributes(const ReduceKernel& k) const {
+  return "__launch_bounds__(" + std::to_string(k.spec().tr * k.spec().to) + ") ";
+}
+
+// Two buffers for the partial results that meet (ReduceKernel::combine).
+int ReduceWalk::slots(const ReduceKernel& k) const {
+  return 2 * k.lanes().block_slots(k.spec());
+}
+
+void ReduceWalk::shared(const ReduceKernel&, SourceWriter&) const {}
+
+void ReduceWalk::block(const ReduceKernel& k, SourceWriter& w) const {
+  k.outputs(w);
+}
+
+void ReduceWalk::prologue(const ReduceKernel& k, SourceWriter& w) const {
+  output_line(k, w, "(nf_idx)blockIdx.x");
+  w.line("const bool live = o < rows;");
+}
+
+void ReduceWalk::loads(const ReduceKernel&, SourceWriter&) const {}
+
+void ReduceWalk::passes(const ReduceKernel& k, SourceWriter& w) const {
+  for (int round = 1; round <= k.model().rounds(); ++round) {
+    k.pass(w, round, true);
+    k.model().per_output_values(w, round);
+  }
+  k.stores(w);
+}
+
+void ReduceWalk::meet(const ReduceKernel& k, SourceWriter& w, const Term& t,
+                      const std::string& buffer) const {
+  w.line(t.name + " = " + k.lanes().allreduce(k.spec()) + "(" + t.name + ", " +
+         k.model().combine_op(t) + ", " + buffer + ");");
+}
+
+std::string ReduceWalk::store_guard() const {
+  return "live";
+}
+
+void ReduceWalk::output_line(const ReduceKernel& k, SourceWriter& w, const std::string& tile) {
+  w.line("const nf_idx o = " + k.lanes().output(k.spec(), tile) + ";");
+}
+
+void ReduceWalk::block_header(const ReduceKernel& k, SourceWriter& w, const std::string& how) {
+  w.raw("//\n// Each output element (a row, or a column) is reduced by " +
+        std::to_string(k.spec().tr) + " threads; a block\n// takes " + std::to_string(k.spec().to) +
+        " outputs. " + how);
+}
 
 // The order is the preference: a cluster takes rows too long for one block
 // to hold, which it reads once where streaming would read them each pass;

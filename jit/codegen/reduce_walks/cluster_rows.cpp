@@ -4,8 +4,9 @@
 // shared memory after each pass. One kernel, which reads each row once.
 #include <algorithm>
 
-#include "codegen/reduce_lanes.hpp"
+#include "codegen/reduce_kernel.hpp"
 #include "codegen/reduce_walks/held_rows.hpp"
+#include "codegen/source_writer.hpp"
 #include "core/shape_util.hpp"
 
 namespace nf::jit {
@@ -38,6 +39,62 @@ class ClusterRows final : public HeldRows {
     spec.whole = lanes_of(spec).whole(spec);
     return true;
   }
+
+  void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
+    HeldRows::launch(k, out);
+    out.cluster = k.spec().cluster;
+    out.blocks *= k.spec().cluster;
+  }
+
+  void header(const ReduceKernel& k, SourceWriter& w) const override {
+    const ReduceSpec& s = k.spec();
+    w.raw("//\n// Each output element (a row) is reduced by a cluster of " +
+          std::to_string(s.cluster) + " blocks of " + std::to_string(s.tr) +
+          " threads;\n// a block holds " + std::to_string(s.tr * s.per) +
+          " consecutive group(s) of " + std::to_string(s.vec) +
+          " element(s) in registers, and the blocks\n// meet through distributed shared "
+          "memory after each pass.\n");
+  }
+
+  // A cluster's blocks of 4-byte values fit four to an SM with at most 64
+  // registers a thread: at 72, three fitted, and softmax on 512x65536 lost
+  // 7 points of copy bandwidth (bench/RESULTS.md). 8-byte values would
+  // spill at 64.
+  std::string attributes(const ReduceKernel& k) const override {
+    const ReduceModel& m = k.model();
+    const int threads = k.spec().tr * k.spec().to;
+    const bool narrow = std::none_of(m.step().nodes.begin(), m.step().nodes.end(),
+                                     [&](int i) { return itemsize(m.node(i).dtype) > 4; });
+    return "__launch_bounds__(" + std::to_string(threads) +
+           (narrow ? ", " + std::to_string(65536 / (threads * 64)) : "") + ") __cluster_dims__(" +
+           std::to_string(k.spec().cluster) + ", 1, 1) ";
+  }
+
+  // One slot more, where the blocks of the cluster meet.
+  int slots(const ReduceKernel& k) const override { return HeldRows::slots(k) + 1; }
+
+  void prologue(const ReduceKernel& k, SourceWriter& w) const override {
+    const std::string K = std::to_string(k.spec().cluster);
+    output_line(k, w, "((nf_idx)blockIdx.x / " + K + ")");
+    w.line("const nf_idx c = (nf_idx)blockIdx.x % " + K + ";  // the block's rank in its cluster");
+    w.line("const bool live = o < rows;");
+    w.line("const nf_idx g0 = c * " + std::to_string(k.spec().tr * k.spec().per) + ";");
+  }
+
+  // The block's threads meet, then the cluster's blocks.
+  void meet(const ReduceKernel& k, SourceWriter& w, const Term& t,
+            const std::string& buffer) const override {
+    HeldRows::meet(k, w, t, buffer);
+    w.line(t.name + " = nf_cluster_allreduce<" + std::to_string(k.spec().cluster) + ">(" + t.name +
+           ", " + k.model().combine_op(t) + ", nf_smem + " + std::to_string(2 * k.buffer_bytes()) +
+           ");");
+  }
+
+  std::string store_guard() const override { return "live && c == 0"; }
+
+ protected:
+  // The block's part of the row.
+  std::string first_group(const ReduceKernel&) const override { return "g0 + "; }
 };
 
 }  // namespace

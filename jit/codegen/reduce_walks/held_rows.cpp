@@ -1,8 +1,10 @@
 #include "codegen/reduce_walks/held_rows.hpp"
 
 #include <algorithm>
+#include <vector>
 
-#include "codegen/reduce_lanes.hpp"
+#include "codegen/reduce_kernel.hpp"
+#include "codegen/source_writer.hpp"
 
 namespace nf::jit {
 
@@ -16,6 +18,78 @@ bool HeldRows::hold(ReduceSpec& spec, const ReduceLimits& limits) {
 
 bool HeldRows::applies(ReduceSpec& spec, const ReduceLimits& limits) const {
   return hold(spec, limits);
+}
+
+std::string HeldRows::guard(const ReduceSpec& spec, const std::string& live) {
+  return spec.whole ? live : live + " && g < groups";
+}
+
+void HeldRows::header(const ReduceKernel& k, SourceWriter& w) const {
+  block_header(k, w,
+               "A thread holds its " + std::to_string(k.spec().per) + " group(s) of " +
+                   std::to_string(k.spec().vec) + " element(s)\n// in registers across passes.\n");
+}
+
+std::string HeldRows::first_group(const ReduceKernel&) const {
+  return "";
+}
+
+std::string HeldRows::load(const ReduceKernel& k, int j) const {
+  const ReduceModel& m = k.model();
+  const std::string J = std::to_string(j);
+  if (k.spec().vec == 1) return "v_in" + J + "[k].v[0] = " + m.element(j, "r") + ";";
+  const std::string vt = m.vec_type(k.spec().reads[j].dtype);
+  return "v_in" + J + "[k] = *(const " + vt + "*)(in" + J + " + " + m.base(j) + " + g * " +
+         std::to_string(k.spec().vec) + ");";
+}
+
+void HeldRows::before_loads(const ReduceKernel&, SourceWriter&) const {}
+void HeldRows::after_loads(const ReduceKernel&, SourceWriter&) const {}
+
+// Every element the thread reads, into registers, before any is used.
+void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
+  const ReduceSpec& s = k.spec();
+  const std::string P = std::to_string(s.per);
+  w.line("// the thread's elements, held in registers");
+  std::vector<std::string> loads;
+  for (std::size_t j = 0; j < s.reads.size(); ++j) {
+    if (s.reads[j].along == Along::none) continue;
+    w.line(k.model().vec_type(s.reads[j].dtype) + " v_in" + std::to_string(j) + "[" + P +
+           "] = {};");
+    loads.push_back(load(k, int(j)));
+  }
+  if (!loads.empty()) {
+    before_loads(k, w);
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + P + "; ++k)");
+    w.line("const nf_idx g = " + first_group(k) + "tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
+    w.open("if (" + guard(s, "live") + ")");
+    if (s.vec == 1) {
+      w.line("const nf_idx r = g;");
+      k.model().reduced_coordinates(w);
+    }
+    for (const std::string& l : loads) w.line(l);
+    w.close();
+    w.close();
+    after_loads(k, w);
+  }
+  k.model().kept_declarations(w);
+}
+
+// A pass over the thread's held groups, from registers.
+void HeldRows::element_loop(const ReduceKernel& k, SourceWriter& w, const ElementPass& pass) const {
+  const ReduceSpec& s = k.spec();
+  // Rows of vectors hold whole vectors (n % vec == 0): a group is in the
+  // row or not.
+  w.line("#pragma unroll");
+  w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
+  w.line("const nf_idx g = " + first_group(k) + "tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
+  w.open("if (" + guard(s, "live") + ")");
+  const std::string e = k.model().in_group();
+  k.element_body(
+      w, pass, [&](int j) { return "v_in" + std::to_string(j) + "[k].v[" + e + "]"; }, pass.stores);
+  w.close();
+  w.close();
 }
 
 const ReduceWalk& held_rows_walk() {

@@ -3,12 +3,28 @@
 // shared memory (cp.async, sm_80 on) while it reduces the current one, so
 // that its SM keeps reading memory.
 #include <algorithm>
+#include <vector>
 
+#include "codegen/reduce_kernel.hpp"
 #include "codegen/reduce_walks/held_rows.hpp"
+#include "codegen/source_writer.hpp"
 #include "core/shape_util.hpp"
 
 namespace nf::jit {
 namespace {
+
+// Shared memory a prefetching kernel's block copies its next tile into: for
+// each read that varies along the reduced dims, its held groups.
+std::int64_t prefetch_bytes(const ReduceSpec& spec, const ReduceOperand& read) {
+  if (read.along == Along::none) return 0;
+  return std::int64_t(spec.vec * itemsize(read.dtype)) * spec.per * spec.tr * spec.to;
+}
+
+std::int64_t prefetch_bytes(const ReduceSpec& spec) {
+  std::int64_t bytes = 0;
+  for (const ReduceOperand& r : spec.reads) bytes += prefetch_bytes(spec, r);
+  return bytes;
+}
 
 // Held rows of `prefetch_from` bytes or more a block take an SM's registers,
 // and the SM stops reading memory while its one block works on them. Where
@@ -40,6 +56,115 @@ class PrefetchedRows final : public HeldRows {
     spec = std::move(held);
     spec.prefetch = true;
     return true;
+  }
+
+  // As many blocks as tiles; a launch takes no more than the device runs at
+  // once, each looping over its tiles.
+  void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
+    HeldRows::launch(k, out);
+    out.loops_over_tiles = true;
+    out.shared_bytes = std::size_t(prefetch_bytes(k.spec()));
+  }
+
+  void header(const ReduceKernel& k, SourceWriter& w) const override {
+    HeldRows::header(k, w);
+    w.raw(
+        "// A block loops over tiles of outputs, copying the next tile's elements\n"
+        "// into shared memory while it works on the current one.\n");
+  }
+
+  // One slot of shared memory per group a thread holds, of each prefetched
+  // read: group k at k * threads + threadIdx.x, so that a warp's copies fill
+  // consecutive addresses. Each thread reads back only the slots it filled.
+  void shared(const ReduceKernel& k, SourceWriter& w) const override {
+    w.line("// the next tile's elements, copied in while the block works on this one");
+    w.line("NF_DYNAMIC_SHARED(nf_next);");
+    std::int64_t offset = 0;
+    for (int j : prefetched(k.spec())) {
+      const std::string vt = k.model().vec_type(k.spec().reads[j].dtype);
+      w.line(vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(nf_next + " +
+             std::to_string(offset) + ");");
+      offset += prefetch_bytes(k.spec(), k.spec().reads[j]);
+    }
+  }
+
+  void block(const ReduceKernel& k, SourceWriter& w) const override {
+    const std::string TO = std::to_string(k.spec().to);
+    w.line("const nf_idx tiles = (rows + " + TO + " - 1) / " + TO + ";");
+    fetch(k, w, "(nf_idx)blockIdx.x", "the block's first tile");
+    w.open("for (nf_idx tile = blockIdx.x; tile < tiles; tile += gridDim.x)");
+    k.outputs(w);
+    w.close();
+  }
+
+  // A tile of one output is the output; the loop keeps tile < tiles == rows.
+  void prologue(const ReduceKernel& k, SourceWriter& w) const override {
+    if (k.spec().to == 1) {
+      w.line("const nf_idx o = tile;");
+      w.line("const bool live = true;  // tile < tiles == rows");
+      return;
+    }
+    output_line(k, w, "tile");
+    w.line("const bool live = o < rows;");
+  }
+
+ protected:
+  std::string load(const ReduceKernel& k, int j) const override {
+    const std::string J = std::to_string(j);
+    return "v_in" + J + "[k] = s_in" + J + "[" + slot(k) + "];";
+  }
+
+  void before_loads(const ReduceKernel&, SourceWriter& w) const override {
+    w.line("nf_fetched();  // the tile's copies are in");
+  }
+
+  // A thread's copies overwrite only the slots it has just read, so the next
+  // tile may start coming in at once: waiting for the block's slowest warp
+  // cost softmax on 1024x32768 up to 2 points of copy bandwidth
+  // (bench/RESULTS.md). The combinations take turns between two buffers,
+  // which carry on across tiles when a tile makes an even number of them;
+  // after an odd number, this tile's first would reuse the buffer the last
+  // tile's last is still being read from, and a barrier keeps them apart.
+  void after_loads(const ReduceKernel& k, SourceWriter& w) const override {
+    const bool turns_carry_on = k.model().terms().size() % 2 == 0;
+    if (!turns_carry_on) w.line("__syncthreads();");
+    fetch(k, w, "(tile + (nf_idx)gridDim.x)", "the next tile");
+  }
+
+ private:
+  // Operands whose rows a prefetching kernel copies into shared memory.
+  static std::vector<int> prefetched(const ReduceSpec& spec) {
+    std::vector<int> reads;
+    for (std::size_t j = 0; j < spec.reads.size(); ++j) {
+      if (spec.reads[j].along != Along::none) reads.push_back(int(j));
+    }
+    return reads;
+  }
+
+  static std::string slot(const ReduceKernel& k) {
+    return "k * " + std::to_string(k.spec().tr * k.spec().to) + " + threadIdx.x";
+  }
+
+  // Starts copying the thread's groups of tile `tile` into its slots.
+  static void fetch(const ReduceKernel& k, SourceWriter& w, const std::string& tile,
+                    const std::string& what) {
+    const ReduceSpec& s = k.spec();
+    w.open("", what + " starts coming into shared memory");
+    output_line(k, w, tile);
+    k.model().output_bases(w, prefetched(s));
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
+    w.line("const nf_idx g = tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
+    w.open("if (" + guard(s, "o < rows") + ")");
+    for (int j : prefetched(s)) {
+      const std::string J = std::to_string(j);
+      w.line("nf_fetch<" + std::to_string(s.vec * itemsize(s.reads[j].dtype)) + ">(&s_in" + J +
+             "[" + slot(k) + "], in" + J + " + " + k.model().base(j) + " + g * " +
+             std::to_string(s.vec) + ");");
+    }
+    w.close();
+    w.close();
+    w.close();
   }
 };
 

@@ -5,8 +5,9 @@
 // own pass; a last kernel makes the stores.
 #include <algorithm>
 
-#include "codegen/reduce_lanes.hpp"
+#include "codegen/reduce_kernel.hpp"
 #include "codegen/reduce_walks/streamed_rows.hpp"
+#include "codegen/source_writer.hpp"
 #include "core/shape_util.hpp"
 
 namespace nf::jit {
@@ -29,6 +30,94 @@ class SplitRows final : public StreamedRows {
     split.chunk = (groups + split.chunks - 1) / split.chunks;
     spec = std::move(split);
     return true;
+  }
+
+  // A kernel per pass, then one for the stores.
+  int stages(const ReduceModel& m) const override { return m.rounds() + 1; }
+
+  void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
+    StreamedRows::launch(k, out);
+    const ReduceSpec& s = k.spec();
+    out.blocks *= s.chunks;
+    for (const Term& t : k.model().terms()) {
+      out.workspace_bytes.push_back(k.model().acc_bytes(t) * numel(s.kept) * s.chunks);
+    }
+  }
+
+  void header(const ReduceKernel& k, SourceWriter& w) const override {
+    w.raw("//\n// Kernel " + std::to_string(k.stage()) + " of " + std::to_string(k.kernels()) +
+          " of a reduction whose outputs have too many elements for one\n"
+          "// block each: a block takes a chunk of `chunk` groups of " +
+          std::to_string(k.spec().vec) +
+          " element(s) of its\n// outputs. Kernel k combines the partial results of the "
+          "passes before it,\n// then writes its chunk's partial result of pass k; the last "
+          "kernel writes\n// the outputs.\n");
+  }
+
+  // The chunk count and size, and a workspace per term.
+  void parameters(const ReduceKernel& k, KernelParams& p) const override {
+    p.extent("chunks", {k.spec().chunks}, false);
+    p.extent("chunk", {k.spec().chunk}, false);
+    const std::vector<Term>& terms = k.model().terms();
+    for (std::size_t t = 0; t < terms.size(); ++t) {
+      p.add(k.model().acc_type(terms[t]) + "* __restrict__ ws" + std::to_string(t),
+            {KernelParam::Kind::workspace, int(t)});
+    }
+  }
+
+  // A block takes chunk c of the outputs of tile blockIdx.x / chunks.
+  void prologue(const ReduceKernel& k, SourceWriter& w) const override {
+    output_line(k, w, "((nf_idx)blockIdx.x / chunks)");
+    w.line("const nf_idx c = (nf_idx)blockIdx.x % chunks;");
+    w.line("const bool live = o < rows;");
+    w.line("const nf_idx g0 = c * chunk;");
+    w.line("const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;");
+  }
+
+  // Passes before the kernel's own come from the chunks' partial results;
+  // the kernel stops after its own pass.
+  void passes(const ReduceKernel& k, SourceWriter& w) const override {
+    for (int round = 1; round <= k.model().rounds(); ++round) {
+      if (round == k.stage()) {
+        k.pass(w, round, false);
+        write_partials(k, w, round);
+        return;
+      }
+      gather(k, w, round);
+      k.model().per_output_values(w, round);
+    }
+    k.stores(w);
+  }
+
+  std::string store_guard() const override { return "live && c == 0"; }
+
+ protected:
+  std::string group_loop(const ReduceKernel& k) const override {
+    return "for (nf_idx g = g0 + tr; live && g < g1; g += " + std::to_string(k.spec().tr) + ")";
+  }
+
+ private:
+  // A split row's pass `round`, from the partial results its chunks wrote:
+  // each thread combines some in chunk order, then the block combines those.
+  static void gather(const ReduceKernel& k, SourceWriter& w, int round) {
+    const ReduceModel& m = k.model();
+    w.line("// pass " + std::to_string(round) + ", from every chunk's partial result");
+    for (const Term& t : m.terms()) {
+      if (t.round != round) continue;
+      w.line(m.acc_type(t) + " " + t.name + " = " + m.identity(t) + ";");
+      w.line("for (nf_idx j = tr; live && j < chunks; j += " + std::to_string(k.spec().tr) + ") " +
+             t.name + " = " + m.combine_op(t) + "(" + t.name + ", ws" + t.name.substr(1) +
+             "[o * chunks + j]);");
+    }
+    k.combine(w, round, true);
+  }
+
+  // A split row's pass `round` ends with each chunk's partial result.
+  static void write_partials(const ReduceKernel& k, SourceWriter& w, int round) {
+    for (const Term& t : k.model().terms()) {
+      if (t.round != round) continue;
+      w.line("if (live && tr == 0) ws" + t.name.substr(1) + "[o * chunks + c] = " + t.name + ";");
+    }
   }
 };
 
