@@ -70,10 +70,17 @@ void print_sass(const jit::KernelImage& image) {
   }
 }
 
-// Where the kernel begins, after the device runtime every source starts with.
+// Where the kernel begins, after the device runtime every source starts
+// with: its first line, "// numfuse <walk> kernel nf_...". The runtime's own
+// comments may start with "// numfuse " too.
 std::size_t kernel_start(const std::string& source) {
-  const std::size_t at = source.find("// numfuse ");
-  return at == std::string::npos ? 0 : at;
+  for (std::size_t at = source.find("// numfuse "); at != std::string::npos;
+       at = source.find("// numfuse ", at + 1)) {
+    const std::size_t eol = source.find('\n', at);
+    const std::string line = source.substr(at, eol - at);
+    if (line.find(" kernel nf_") != std::string::npos) return at;
+  }
+  return 0;
 }
 
 void show(const std::string& source, const std::string& arch,

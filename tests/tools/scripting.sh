@@ -72,6 +72,7 @@ diff "$work/headers" - <<HEADERS || fail "not every statement, in order, under i
 HEADERS
 [[ $(grep -c '^total: 1 steps' "$work/three.cu") -eq 3 ]] || fail "expected a one-step plan each"
 [[ $(grep -c '^// numfuse .*kernel nf_' "$work/three.cu") -eq 3 ]] || fail "expected a kernel each"
+if grep -q 'NF_HD' "$work/three.cu"; then fail "inspect printed the device runtime without --full"; fi
 
 echo "== bad arguments: one line, a non-zero exit"
 refused 2 "$tool" warmup
