@@ -4,6 +4,8 @@
 // the walk for its own at each.
 #include "codegen/reduce_codegen.hpp"
 
+#include <algorithm>
+
 #include "codegen/expressions.hpp"
 #include "codegen/reduce_kernel.hpp"
 #include "codegen/source_writer.hpp"
@@ -70,7 +72,13 @@ void ReduceKernel::outputs(SourceWriter& w) const {
   walk_.passes(*this, w);
 }
 
-void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
+int ReduceKernel::slot_bytes() const {
+  std::size_t widest = 16;
+  for (const Term& t : m_.terms()) widest = std::max(widest, m_.acc_bytes(t));
+  return int((widest + 15) / 16 * 16);
+}
+
+void ReduceKernel::pass(SourceWriter& w, int round) const {
   w.line("// pass " + std::to_string(round));
   ElementPass pass{round, m_.element_closure(round), "", false, {}};
   for (const Term& t : m_.terms()) {
@@ -79,14 +87,13 @@ void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
     pass.body += m_.accumulate(t) + "\n";
   }
   walk_.element_loop(*this, w, pass);
-  combine(w, round, whole);
+  combine(w, round);
 }
 
-// The threads sharing an output combine their accumulators of `round`;
-// `whole`: into the whole output's, whose mean may be needed.
+// The threads sharing an output combine their accumulators of `round`.
 // The combinations of a kernel take turns between two shared buffers
 // (see nf_row_allreduce): the k-th uses buffer k % 2.
-void ReduceKernel::combine(SourceWriter& w, int round, bool whole) const {
+void ReduceKernel::combine(SourceWriter& w, int round) const {
   int call = 0;
   for (const Term& t : m_.terms()) call += t.round < round;
   for (const Term& t : m_.terms()) {
@@ -94,11 +101,6 @@ void ReduceKernel::combine(SourceWriter& w, int round, bool whole) const {
     const std::string buffer =
         call++ % 2 ? "nf_smem + " + std::to_string(buffer_bytes()) : "nf_smem";
     walk_.meet(*this, w, t, buffer);
-    // The mean a second pass centres on (Centre::mean).
-    if (whole && t.mean_used) {
-      const std::string a = m_.ctype(t.input);
-      w.line("const " + a + " m" + t.name.substr(1) + " = " + t.name + " / (" + a + ")n;");
-    }
   }
 }
 

@@ -86,7 +86,7 @@ TEST_CASE("every generated kernel first waits for the kernels ahead of it", "[ho
       ++kernels;
     }
   }
-  CHECK(kernels == 11);
+  CHECK(kernels == 10);
 }
 
 TEST_CASE("NF_FUSION=off runs one kernel per op", "[host][codegen]") {
