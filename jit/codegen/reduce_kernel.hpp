@@ -41,7 +41,7 @@ class ReduceKernel {
   int kernels() const { return kernels_; }  // of the step
 
   // Bytes of a slot of shared memory: one partial result of any of the
-  // kernel's terms, in whole 16-byte lines (var's moments take 24
+  // kernel's terms, in whole 16-byte lines (a Welford accumulator takes 24
   // or 32). The one place a slot's size is set: nf_smem, its buffers and
   // the cluster's slot follow.
   int slot_bytes() const;

@@ -190,58 +190,51 @@ struct nf_exp_deviation_term : nf_sum_term {
     return nf_add(a, nf_exp(nf_subtract(x, centre)));
   }
 };
-// var and std in one pass: the count of the elements taken, and the sums
-// of their deviations, and of their squares, from a shift, the partial
-// result's first element. An element costs a subtraction, an addition and
-// an FMA: Welford's running mean took a division an element, which cost
-// layer norm 3-7% of copy speed on an H100 (bench/RESULTS.md). Relative to
-// an element of the data the sums stay of the size of the deviations, so
-// the square of a sum does not cancel against a sum of squares as the plain
-// sums of x and x^2 do (f32 rows with mean 1e4 and std 1e-2,
-// tests/cpu/test_stability.cpp). Two partial results meet by Chan, Golub
-// and LeVeque's update of means and squared deviations, so that threads,
-// blocks and chunks of a row combine in any fixed order.
+// var and std: the count, mean and sum of squared deviations from the mean
+// of the elements taken (Welford), in one pass. Two partial results combine
+// by Chan, Golub and LeVeque's update, so that threads, blocks and chunks of
+// a row meet in any fixed order without a second pass over the elements,
+// and no sum of squares cancels against the square of a sum. The mean is
+// kept relative to a shift, the partial result's first element: a running
+// mean of f32 rows with mean 1e4 and std 1e-2 stopped moving once each
+// step's change fell below half its ulp, and var came out 10% high
+// (tests/cpu/test_stability.cpp); relative to an element, the mean is of
+// the size of the deviations and its steps are not lost.
 template <class T>
-struct nf_moments {
+struct nf_welford {
   T shift;      // the first element taken
-  T s1;         // sum of (x - shift)
-  T s2;         // sum of (x - shift)^2
+  T mean;       // of x - shift
+  T m2;         // sum of (x - shift - mean)^2
   long long n;  // elements taken
 };
-// The squared deviations of a partial result from its own mean.
-template <class T>
-NF_HD T nf_squared_deviations(const nf_moments<T>& a) {
-  return a.s2 - a.s1 * (a.s1 / (T)a.n);
-}
-struct nf_moments_term {
+struct nf_welford_term {
   static constexpr bool floating_only = true;
   template <class T>
-  using acc = nf_moments<T>;
+  using acc = nf_welford<T>;
   template <class T>
-  static NF_HD nf_moments<T> identity() {
+  static NF_HD nf_welford<T> identity() {
     return {T(0), T(0), T(0), 0};
   }
-  // Each side's mean and squared deviations about it, merged about a's
-  // shift; an empty side leaves the other as it is. The shifts of one
-  // output's partial results are elements of it: their difference is exact
-  // where they lie within a factor of two of each other.
+  // An empty side leaves the other as it is. The shifts of partial results
+  // of one output are elements of it, and their difference is exact where
+  // they lie within a factor of two of each other.
   template <class T>
-  NF_HD nf_moments<T> operator()(const nf_moments<T>& a, const nf_moments<T>& b) const {
+  NF_HD nf_welford<T> operator()(const nf_welford<T>& a, const nf_welford<T>& b) const {
     if (b.n == 0) return a;
     if (a.n == 0) return b;
     const long long n = a.n + b.n;
-    const T ma = a.s1 / (T)a.n, mb = b.s1 / (T)b.n;
-    const T d = (b.shift - a.shift) + (mb - ma);
+    const T d = (b.shift - a.shift) + (b.mean - a.mean);
     const T wb = (T)b.n / (T)n;
-    const T mean = ma + d * wb;
-    const T m2 = nf_squared_deviations(a) + nf_squared_deviations(b) + d * d * ((T)a.n * wb);
-    return {a.shift, mean * (T)n, m2 + mean * mean * (T)n, n};
+    return {a.shift, a.mean + d * wb, a.m2 + b.m2 + d * d * ((T)a.n * wb), n};
   }
   template <class T>
-  static NF_HD nf_moments<T> accumulate(const nf_moments<T>& a, T x, long long) {
+  static NF_HD nf_welford<T> accumulate(const nf_welford<T>& a, T x, long long) {
     const T shift = a.n ? a.shift : x;
+    const long long n = a.n + 1;
     const T y = x - shift;
-    return {shift, a.s1 + y, a.s2 + y * y, a.n + 1};
+    const T d = y - a.mean;
+    const T mean = a.mean + d / (T)n;
+    return {shift, mean, a.m2 + d * (y - mean), n};
   }
 };
 // Sums of x^2 (norm).
@@ -269,12 +262,12 @@ NF_HD P nf_finish_mean(P p, long long n, int) {
   return p / (P)n;
 }
 template <class P>
-NF_HD P nf_finish_var(const nf_moments<P>& m, long long n, int ddof) {
-  return (m.n ? nf_squared_deviations(m) : P(0)) / (P)(n > ddof ? n - ddof : 0);
+NF_HD P nf_finish_var(const nf_welford<P>& w, long long n, int ddof) {
+  return w.m2 / (P)(n > ddof ? n - ddof : 0);
 }
 template <class P>
-NF_HD P nf_finish_std(const nf_moments<P>& m, long long n, int ddof) {
-  return nf_sqrt(nf_finish_var(m, n, ddof));
+NF_HD P nf_finish_std(const nf_welford<P>& w, long long n, int ddof) {
+  return nf_sqrt(nf_finish_var(w, n, ddof));
 }
 // Of a floating sum only (the CPU backend makes a finish where it is well
 // formed): norms of integers are taken in f64.
@@ -358,8 +351,8 @@ __device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
   return {nf_shfl_xor(v.value, mask), nf_shfl_xor(v.index, mask)};
 }
 template <class T>
-__device__ __forceinline__ nf_moments<T> nf_shfl_xor(nf_moments<T> v, int mask) {
-  return {nf_shfl_xor(v.shift, mask), nf_shfl_xor(v.s1, mask), nf_shfl_xor(v.s2, mask),
+__device__ __forceinline__ nf_welford<T> nf_shfl_xor(nf_welford<T> v, int mask) {
+  return {nf_shfl_xor(v.shift, mask), nf_shfl_xor(v.mean, mask), nf_shfl_xor(v.m2, mask),
           nf_shfl_xor(v.n, mask)};
 }
 

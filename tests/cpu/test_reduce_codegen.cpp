@@ -85,7 +85,7 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[h
 
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores: layer norm's mean and
-  // var (its moments) take one pass, softmax's max and sum of exp(x - max) two.
+  // var (Welford's) take one pass, softmax's max and sum of exp(x - max) two.
   CHECK(nf::plan({layernorm(nf::ones({1, 1 << 24}))}).kernel_count() == 2);
   CHECK(nf::plan({softmax(nf::ones({2, 1 << 20}))}).kernel_count() == 3);
   CHECK(nf::plan({nf::sum(nf::ones({4096, 4096}))}).kernel_count() == 2);
@@ -116,31 +116,30 @@ TEST_CASE("products of floating values accumulate in f64", "[host][codegen]") {
 }
 
 // Partial results of any split of a row, combined in any order, give its
-// variance; an empty partial result changes nothing. In f32, about a mean
-// 6000 times the spread: the sums are taken about an element, not zero.
-TEST_CASE("var's partial results of any split combine to the row's variance", "[host][codegen]") {
+// variance; an empty partial result changes nothing.
+TEST_CASE("Welford partials of any split combine to the row's variance", "[host][codegen]") {
   std::mt19937 gen(11);
   std::normal_distribution<double> dist(-3e3, 0.5);
-  std::vector<float> x(1000);
-  for (float& v : x) v = float(dist(gen));
+  std::vector<double> x(1000);
+  for (double& v : x) v = dist(gen);
   double m = 0, s = 0;
-  for (float v : x) m += v;
+  for (double v : x) m += v;
   m /= double(x.size());
-  for (float v : x) s += (v - m) * (v - m);
-  const nf_moments_term w;
+  for (double v : x) s += (v - m) * (v - m);
+  const nf_welford_term w;
   const auto take = [&](std::size_t from, std::size_t to) {
-    nf_moments<float> a = nf_moments_term::identity<float>();
-    for (std::size_t j = from; j < to; ++j) a = nf_moments_term::accumulate(a, x[j], 0);
+    nf_welford<double> a = nf_welford_term::identity<double>();
+    for (std::size_t j = from; j < to; ++j) a = nf_welford_term::accumulate(a, x[j], 0);
     return a;
   };
-  const auto empty = nf_moments_term::identity<float>();
+  const auto empty = nf_welford_term::identity<double>();
   for (std::size_t cut : {std::size_t(1), std::size_t(357), std::size_t(999)}) {
     INFO("cut at " << cut);
-    const nf_moments<float> a = take(0, cut), b = take(cut, x.size());
-    for (const nf_moments<float>& r : {w(a, b), w(b, a), w(w(empty, a), w(b, empty))}) {
+    const nf_welford<double> a = take(0, cut), b = take(cut, x.size());
+    for (const nf_welford<double>& r : {w(a, b), w(b, a), w(w(empty, a), w(b, empty))}) {
       CHECK(r.n == 1000);
-      CHECK(nf_finish_var(r, 1000, 0) == Approx(s / 1000).epsilon(1e-4));
-      CHECK(nf_finish_std(r, 1000, 1) == Approx(std::sqrt(s / 999)).epsilon(1e-4));
+      CHECK(nf_finish_var(r, 1000, 0) == Approx(s / 1000).epsilon(1e-12));
+      CHECK(nf_finish_std(r, 1000, 1) == Approx(std::sqrt(s / 999)).epsilon(1e-12));
     }
   }
 }
