@@ -4,8 +4,6 @@
 // the walk for its own at each.
 #include "codegen/reduce_codegen.hpp"
 
-#include <algorithm>
-
 #include "codegen/expressions.hpp"
 #include "codegen/reduce_kernel.hpp"
 #include "codegen/source_writer.hpp"
@@ -72,13 +70,7 @@ void ReduceKernel::outputs(SourceWriter& w) const {
   walk_.passes(*this, w);
 }
 
-int ReduceKernel::slot_bytes() const {
-  std::size_t widest = 16;
-  for (const Term& t : m_.terms()) widest = std::max(widest, m_.acc_bytes(t));
-  return int((widest + 15) / 16 * 16);
-}
-
-void ReduceKernel::pass(SourceWriter& w, int round) const {
+void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
   w.line("// pass " + std::to_string(round));
   ElementPass pass{round, m_.element_closure(round), "", false, {}};
   for (const Term& t : m_.terms()) {
@@ -87,13 +79,14 @@ void ReduceKernel::pass(SourceWriter& w, int round) const {
     pass.body += m_.accumulate(t) + "\n";
   }
   walk_.element_loop(*this, w, pass);
-  combine(w, round);
+  combine(w, round, whole);
 }
 
-// The threads sharing an output combine their accumulators of `round`.
+// The threads sharing an output combine their accumulators of `round`;
+// `whole`: into the whole output's, whose mean may be needed.
 // The combinations of a kernel take turns between two shared buffers
 // (see nf_row_allreduce): the k-th uses buffer k % 2.
-void ReduceKernel::combine(SourceWriter& w, int round) const {
+void ReduceKernel::combine(SourceWriter& w, int round, bool whole) const {
   int call = 0;
   for (const Term& t : m_.terms()) call += t.round < round;
   for (const Term& t : m_.terms()) {
@@ -101,6 +94,11 @@ void ReduceKernel::combine(SourceWriter& w, int round) const {
     const std::string buffer =
         call++ % 2 ? "nf_smem + " + std::to_string(buffer_bytes()) : "nf_smem";
     walk_.meet(*this, w, t, buffer);
+    // The mean a second pass centres on (Centre::mean).
+    if (whole && t.mean_used) {
+      const std::string a = m_.ctype(t.input);
+      w.line("const " + a + " m" + t.name.substr(1) + " = " + t.name + " / (" + a + ")n;");
+    }
   }
 }
 

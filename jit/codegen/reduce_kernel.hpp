@@ -40,11 +40,10 @@ class ReduceKernel {
   int stage() const { return stage_; }
   int kernels() const { return kernels_; }  // of the step
 
-  // Bytes of a slot of shared memory: one partial result of any of the
-  // kernel's terms, in whole 16-byte lines (a Welford accumulator takes 24
-  // or 32). The one place a slot's size is set: nf_smem, its buffers and
-  // the cluster's slot follow.
-  int slot_bytes() const;
+  // Bytes of a slot of shared memory: one partial result of any term (every
+  // accumulator of jit/runtime/nf_reduce.h fits in 16). The one place a
+  // slot's size is set: nf_smem, its buffers and the cluster's slot follow.
+  int slot_bytes() const { return 16; }
   // Bytes of one of the block's two buffers of partial results.
   int buffer_bytes() const { return lanes_.block_slots(spec()) * slot_bytes(); }
 
@@ -52,9 +51,9 @@ class ReduceKernel {
   // values per output, the loads, the passes and the stores.
   void outputs(SourceWriter& w) const;
   // Pass `round`: its accumulators, the walk over the elements, and their
-  // meeting.
-  void pass(SourceWriter& w, int round) const;
-  void combine(SourceWriter& w, int round) const;
+  // meeting; `whole`: into the whole output's result.
+  void pass(SourceWriter& w, int round, bool whole) const;
+  void combine(SourceWriter& w, int round, bool whole) const;
   void stores(SourceWriter& w) const;
   // Inside a walk's element loop, at group g: the pass's values and body at
   // each element r of the group, read j's element being `read_at(j)`;

@@ -112,8 +112,13 @@ void ReduceModel::plan_terms() {
     const int x = inputs(i)[0];
     int round = ready, previous = -1;
     for (TermKind kind : reduction_passes(n.op)) {
-      const std::string centre =
-          previous >= 0 && term_centre(kind) == Centre::value ? terms_[previous].name : "";
+      std::string centre;
+      if (previous >= 0 && term_centre(kind) == Centre::mean) {
+        terms_[previous].mean_used = true;
+        centre = "m" + terms_[previous].name.substr(1);
+      } else if (previous >= 0 && term_centre(kind) == Centre::value) {
+        centre = terms_[previous].name;
+      }
       previous = term(kind, x, ++round, centre);
       result_[i].push_back(previous);
     }

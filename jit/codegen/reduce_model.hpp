@@ -21,13 +21,14 @@ class SourceWriter;
 
 // A term a kernel accumulates: a monoid (TermKind, jit/runtime/nf_reduce.h)
 // over the elements of one value, in one pass; two reductions of the same
-// values share terms (sum and mean of the same rows: one sum).
+// values share terms (mean and var of the same rows: one sum).
 struct Term {
   TermKind kind;
-  int input;           // the node whose elements it accumulates
-  int round;           // the pass that accumulates it, from 1
-  std::string centre;  // deviations: the per-output value they are taken from
-  std::string name;    // its accumulator
+  int input;               // the node whose elements it accumulates
+  int round;               // the pass that accumulates it, from 1
+  std::string centre;      // deviations: the per-output value they are taken from
+  std::string name;        // its accumulator
+  bool mean_used = false;  // whether the mean of this sum is a centre
 };
 
 // The element values (not per output) a stage computes, reads included,

@@ -45,7 +45,7 @@ void ReduceWalk::loads(const ReduceKernel&, SourceWriter&) const {}
 
 void ReduceWalk::passes(const ReduceKernel& k, SourceWriter& w) const {
   for (int round = 1; round <= k.model().rounds(); ++round) {
-    k.pass(w, round);
+    k.pass(w, round, true);
     k.model().per_output_values(w, round);
   }
   k.stores(w);

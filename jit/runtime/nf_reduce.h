@@ -180,61 +180,18 @@ struct nf_arg_term {
 };
 typedef nf_arg_term<false> nf_argmin_term;
 typedef nf_arg_term<true> nf_argmax_term;
-// Sums of exp(x - centre) (logsumexp: the centre is the maximum).
-// floating_only: taken of floating values only (its reductions compute in
-// a floating type).
+// Sums of (x - centre)^2 (var, std: the centre is the mean) and of
+// exp(x - centre) (logsumexp: the centre is the maximum).
+struct nf_squared_deviation_term : nf_sum_term {
+  template <class A, class T>
+  static NF_HD A accumulate(A a, T x, long long, T centre) {
+    return nf_add(a, nf_square(nf_subtract(x, centre)));
+  }
+};
 struct nf_exp_deviation_term : nf_sum_term {
-  static constexpr bool floating_only = true;
   template <class A, class T>
   static NF_HD A accumulate(A a, T x, long long, T centre) {
     return nf_add(a, nf_exp(nf_subtract(x, centre)));
-  }
-};
-// var and std: the count, mean and sum of squared deviations from the mean
-// of the elements taken (Welford), in one pass. Two partial results combine
-// by Chan, Golub and LeVeque's update, so that threads, blocks and chunks of
-// a row meet in any fixed order without a second pass over the elements,
-// and no sum of squares cancels against the square of a sum. The mean is
-// kept relative to a shift, the partial result's first element: a running
-// mean of f32 rows with mean 1e4 and std 1e-2 stopped moving once each
-// step's change fell below half its ulp, and var came out 10% high
-// (tests/cpu/test_stability.cpp); relative to an element, the mean is of
-// the size of the deviations and its steps are not lost.
-template <class T>
-struct nf_welford {
-  T shift;      // the first element taken
-  T mean;       // of x - shift
-  T m2;         // sum of (x - shift - mean)^2
-  long long n;  // elements taken
-};
-struct nf_welford_term {
-  static constexpr bool floating_only = true;
-  template <class T>
-  using acc = nf_welford<T>;
-  template <class T>
-  static NF_HD nf_welford<T> identity() {
-    return {T(0), T(0), T(0), 0};
-  }
-  // An empty side leaves the other as it is. The shifts of partial results
-  // of one output are elements of it, and their difference is exact where
-  // they lie within a factor of two of each other.
-  template <class T>
-  NF_HD nf_welford<T> operator()(const nf_welford<T>& a, const nf_welford<T>& b) const {
-    if (b.n == 0) return a;
-    if (a.n == 0) return b;
-    const long long n = a.n + b.n;
-    const T d = (b.shift - a.shift) + (b.mean - a.mean);
-    const T wb = (T)b.n / (T)n;
-    return {a.shift, a.mean + d * wb, a.m2 + b.m2 + d * d * ((T)a.n * wb), n};
-  }
-  template <class T>
-  static NF_HD nf_welford<T> accumulate(const nf_welford<T>& a, T x, long long) {
-    const T shift = a.n ? a.shift : x;
-    const long long n = a.n + 1;
-    const T y = x - shift;
-    const T d = y - a.mean;
-    const T mean = a.mean + d / (T)n;
-    return {shift, mean, a.m2 + d * (y - mean), n};
   }
 };
 // Sums of x^2 (norm).
@@ -262,12 +219,12 @@ NF_HD P nf_finish_mean(P p, long long n, int) {
   return p / (P)n;
 }
 template <class P>
-NF_HD P nf_finish_var(const nf_welford<P>& w, long long n, int ddof) {
-  return w.m2 / (P)(n > ddof ? n - ddof : 0);
+NF_HD P nf_finish_var(P, P squares, long long n, int ddof) {
+  return squares / (P)(n > ddof ? n - ddof : 0);
 }
 template <class P>
-NF_HD P nf_finish_std(const nf_welford<P>& w, long long n, int ddof) {
-  return nf_sqrt(nf_finish_var(w, n, ddof));
+NF_HD P nf_finish_std(P sum, P squares, long long n, int ddof) {
+  return nf_sqrt(nf_finish_var(sum, squares, n, ddof));
 }
 // Of a floating sum only (the CPU backend makes a finish where it is well
 // formed): norms of integers are taken in f64.
@@ -350,11 +307,6 @@ template <class T>
 __device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
   return {nf_shfl_xor(v.value, mask), nf_shfl_xor(v.index, mask)};
 }
-template <class T>
-__device__ __forceinline__ nf_welford<T> nf_shfl_xor(nf_welford<T> v, int mask) {
-  return {nf_shfl_xor(v.shift, mask), nf_shfl_xor(v.mean, mask), nf_shfl_xor(v.m2, mask),
-          nf_shfl_xor(v.n, mask)};
-}
 
 // Rows of TR consecutive threads (TR a power of two): every thread of a row
 // gets the row's combination. Lanes exchange by butterfly; the warps of a
@@ -382,8 +334,8 @@ __device__ __forceinline__ T nf_row_allreduce(T v, Op op, void* smem) {
 
 // The K blocks of a cluster (sm_90) sharing one output: each block's
 // combination meets the others' through distributed shared memory, combined
-// in rank order, so that every block gets the same bits. `slot`: a T's
-// room in this block's shared memory. Every thread of the cluster calls it; the
+// in rank order, so that every block gets the same bits. `slot`: 16 bytes of
+// this block's shared memory. Every thread of the cluster calls it; the
 // second barrier keeps a slot from being overwritten, and its block from
 // exiting, while another block still reads it.
 template <int K, class T, class Op>

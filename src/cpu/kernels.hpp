@@ -38,9 +38,8 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
 // Takes `later`'s accumulators (of the elements after into's) into `into`.
 void combine(Partials& into, const Partials& later);
 // The centres the term after `first` deviates from (ops.def's NF_TERM
-// centre: first's result over all the elements), contiguous in C order of
-// `out_shape`.
-Value centres(const Partials& first, const Shape& out_shape);
+// centre), over all n elements, contiguous in C order of `out_shape`.
+Value centres(const Partials& first, TermKind next, std::int64_t n, const Shape& out_shape);
 // Reduction op's results from its terms' accumulators over all n elements.
 Value finish(OpId op, const std::vector<Partials>& terms, std::int64_t n, std::int64_t ddof,
              const Shape& out_shape, DType out_ctype);

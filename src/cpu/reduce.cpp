@@ -27,14 +27,10 @@ constexpr bool kCentred = requires(Acc<M, T> a, T x) {
   M::accumulate(a, x, 0LL, x);
 };
 
-// Terms of floating values only (their reductions compute in a floating
-// type) never meet other compute types.
-template <class M>
-concept FloatingOnly = requires {
-  M::floating_only;
-};
+// Deviations are taken of floating values only (their reductions compute in
+// a floating type); other pairs of a term and a compute type never meet.
 template <class M, class T>
-constexpr bool kMeets = !FloatingOnly<M> || nf_is_float<T>::value;
+constexpr bool kMeets = !kCentred<M, T> || nf_is_float<T>::value;
 
 template <class F>
 void with_term(TermKind k, DType ctype, F&& f) {
@@ -199,28 +195,26 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
 
 void combine(Partials& into, const Partials& later) {
   with_term(into.term, into.ctype, [&](auto m, auto tag) {
-    using M = decltype(m);
-    using T = decltype(tag);
-    if constexpr (kMeets<M, T>) {
-      using A = Acc<M, T>;
-      A* a = accs_of<A>(into);
-      const A* b = accs_of<A>(later);
-      for (std::int64_t i = 0; i < into.outputs; ++i) a[i] = m(a[i], b[i]);
-    } else {
-      no_such_pair(into.term, into.ctype);
-    }
+    using A = Acc<decltype(m), decltype(tag)>;
+    A* a = accs_of<A>(into);
+    const A* b = accs_of<A>(later);
+    for (std::int64_t i = 0; i < into.outputs; ++i) a[i] = m(a[i], b[i]);
   });
 }
 
-Value centres(const Partials& first, const Shape& out_shape) {
+Value centres(const Partials& first, TermKind next, std::int64_t n, const Shape& out_shape) {
   Value out = make_value(first.ctype, out_shape);
+  const Centre centre = term_centre(next);
   with_term(first.term, first.ctype, [&](auto m, auto tag) {
     using T = decltype(tag);
     using A = Acc<decltype(m), T>;
     if constexpr (std::is_same_v<A, T>) {
       const A* a = accs_of<A>(first);
       T* o = out.data<T>();
-      for (std::int64_t i = 0; i < first.outputs; ++i) o[i] = a[i];
+      for (std::int64_t i = 0; i < first.outputs; ++i) {
+        // As a kernel's mean: the sum over n in the sum's type.
+        o[i] = centre == Centre::mean ? T(a[i] / T(n)) : a[i];
+      }
     } else {
       no_such_pair(first.term, first.ctype);
     }
@@ -255,7 +249,7 @@ Value reduce(OpId op, const Value& in, const std::vector<int>& axes, std::int64_
   std::vector<Partials> terms;
   std::optional<Value> centre;
   for (TermKind k : reduction_passes(op)) {
-    if (!terms.empty()) centre = centres(terms.back(), out_shape);
+    if (!terms.empty()) centre = centres(terms.back(), k, n, out_shape);
     terms.push_back(start_term(k, in.ctype, numel(out_shape)));
     accumulate(terms.back(), in, axes, 0, centre ? &*centre : nullptr);
   }

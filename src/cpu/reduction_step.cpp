@@ -4,9 +4,9 @@
 // of the data. Otherwise (a full sum, long rows, columns) the reduced extent
 // is cut too: tasks of (outputs, part of the reduced extent) accumulate
 // partial results, the parts combine in a fixed order, and the consumers run
-// in a pass of their own. A reduction of two passes (logsumexp: the
-// maximum, then the sum of exp(x - max)) reads its elements once per pass,
-// as a split kernel does. The parts depend on the shape alone, so results do
+// in a pass of their own. A reduction of two passes (var: the sum, then the
+// squared deviations from the mean) reads its elements once per pass, as a
+// split kernel does. The parts depend on the shape alone, so results do
 // not depend on the number of threads.
 #include <algorithm>
 #include <optional>
@@ -174,7 +174,8 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
         Array& centre = centres_of[k].emplace(host_array(ctype, out_shape));
         parallel_for(out_tiles.size(), [&](std::int64_t t) {
           const Box tile = out_tiles.box(t);
-          store(centres(terms[std::size_t(t)][k].back(), tile.shape()), sub_array(centre, tile));
+          store(centres(terms[std::size_t(t)][k].back(), passes[round + 1], reduced, tile.shape()),
+                sub_array(centre, tile));
         });
       }
     }

@@ -67,8 +67,8 @@ enum class TermKind : std::uint8_t {
 #include "graph/ops.def"
 };
 // What a term of a second pass deviates from: nothing, or the first pass's
-// result.
-enum class Centre : std::uint8_t { none, value };
+// result (its mean, or its value).
+enum class Centre : std::uint8_t { none, mean, value };
 
 std::string_view term_name(TermKind k);
 Centre term_centre(TermKind k);

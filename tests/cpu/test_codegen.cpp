@@ -86,7 +86,7 @@ TEST_CASE("every generated kernel first waits for the kernels ahead of it", "[ho
       ++kernels;
     }
   }
-  CHECK(kernels == 10);
+  CHECK(kernels == 11);
 }
 
 TEST_CASE("NF_FUSION=off runs one kernel per op", "[host][codegen]") {

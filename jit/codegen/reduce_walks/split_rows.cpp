@@ -79,7 +79,7 @@ class SplitRows final : public StreamedRows {
   void passes(const ReduceKernel& k, SourceWriter& w) const override {
     for (int round = 1; round <= k.model().rounds(); ++round) {
       if (round == k.stage()) {
-        k.pass(w, round);
+        k.pass(w, round, false);
         write_partials(k, w, round);
         return;
       }
@@ -109,7 +109,7 @@ class SplitRows final : public StreamedRows {
              t.name + " = " + m.combine_op(t) + "(" + t.name + ", ws" + t.name.substr(1) +
              "[o * chunks + j]);");
     }
-    k.combine(w, round);
+    k.combine(w, round, true);
   }
 
   // A split row's pass `round` ends with each chunk's partial result.
