@@ -6,26 +6,41 @@
 
 #include <numfuse/numfuse.hpp>
 
-TEST_CASE("var and std of f32 rows with mean 1e4 and std 1e-2", "[stability]") {
-  const int rows = 8, cols = 4099;
+// Each walk takes its elements in another order and meets its partial
+// results in another way: held and long rows (split across blocks on a GPU,
+// cut into tasks on the CPU), and all elements at once.
+TEST_CASE("var and std of f32 with mean 1e4 and std 1e-2, over rows and all", "[stability]") {
+  struct Case {
+    int rows, cols, axis;  // axis -1: every element
+  };
+  const Case c = GENERATE(Case{8, 4099, 1}, Case{2, 1 << 20, 1}, Case{1024, 1024, -1});
+  INFO(c.rows << "x" << c.cols << " over axis " << c.axis);
   std::mt19937 gen(7);
   std::normal_distribution<double> dist(1e4, 1e-2);
-  std::vector<float> data(rows * cols);
+  std::vector<float> data(std::size_t(c.rows) * c.cols);
   for (auto& x : data) x = float(dist(gen));
-  nf::Array a = nf::array(data, {rows, cols});
-  const std::vector<float> var = nf::Array(nf::var(a, 1)).to_vector<float>();
-  const std::vector<float> sd = nf::Array(nf::std(a, 1)).to_vector<float>();
-  const std::vector<float> var1 = nf::Array(nf::var(a, 1, 1)).to_vector<float>();
-  for (int r = 0; r < rows; ++r) {
+  nf::Array a = nf::array(data, {c.rows, c.cols});
+  const std::vector<int> axes = c.axis < 0 ? std::vector<int>{0, 1} : std::vector<int>{c.axis};
+  const std::vector<float> var = nf::Array(nf::var(a, axes)).to_vector<float>();
+  const std::vector<float> sd = nf::Array(nf::std(a, axes)).to_vector<float>();
+  const std::vector<float> var1 = nf::Array(nf::var(a, axes, 1)).to_vector<float>();
+  // Output o's element j, and how many each output takes.
+  const int outputs = c.axis < 0 ? 1 : c.axis == 1 ? c.rows : c.cols;
+  const int n = int(data.size()) / outputs;
+  const auto at = [&](int o, int j) {
+    return double(c.axis == 0 ? data[std::size_t(j) * c.cols + o] : data[std::size_t(o) * n + j]);
+  };
+  REQUIRE(var.size() == std::size_t(outputs));
+  for (int o = 0; o < outputs; ++o) {
     // Reference: two passes in double over the stored f32 values.
     double m = 0, s = 0;
-    for (int j = 0; j < cols; ++j) m += data[r * cols + j];
-    m /= cols;
-    for (int j = 0; j < cols; ++j) s += (data[r * cols + j] - m) * (data[r * cols + j] - m);
-    INFO("row " << r);
-    CHECK(var[r] == Approx(s / cols).epsilon(1e-3));
-    CHECK(sd[r] == Approx(std::sqrt(s / cols)).epsilon(1e-3));
-    CHECK(var1[r] == Approx(s / (cols - 1)).epsilon(1e-3));
+    for (int j = 0; j < n; ++j) m += at(o, j);
+    m /= n;
+    for (int j = 0; j < n; ++j) s += (at(o, j) - m) * (at(o, j) - m);
+    INFO("output " << o);
+    CHECK(var[o] == Approx(s / n).epsilon(1e-3));
+    CHECK(sd[o] == Approx(std::sqrt(s / n)).epsilon(1e-3));
+    CHECK(var1[o] == Approx(s / (n - 1)).epsilon(1e-3));
   }
 }
 
