@@ -24,6 +24,14 @@ std::string HeldRows::guard(const ReduceSpec& spec, const std::string& live) {
   return spec.whole ? live : live + " && g < groups";
 }
 
+void HeldRows::open_groups(const ReduceKernel& k, SourceWriter& w, const std::string& live) const {
+  const ReduceSpec& s = k.spec();
+  w.line("#pragma unroll");
+  w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
+  w.line("const nf_idx g = " + first_group(k) + "tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
+  w.open("if (" + guard(s, live) + ")");
+}
+
 void HeldRows::header(const ReduceKernel& k, SourceWriter& w) const {
   block_header(k, w,
                "A thread holds its " + std::to_string(k.spec().per) + " group(s) of " +
@@ -60,10 +68,7 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
   }
   if (!loads.empty()) {
     before_loads(k, w);
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + P + "; ++k)");
-    w.line("const nf_idx g = " + first_group(k) + "tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
-    w.open("if (" + guard(s, "live") + ")");
+    open_groups(k, w, "live");
     if (s.vec == 1) {
       w.line("const nf_idx r = g;");
       k.model().reduced_coordinates(w);
@@ -78,13 +83,9 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
 
 // A pass over the thread's held groups, from registers.
 void HeldRows::element_loop(const ReduceKernel& k, SourceWriter& w, const ElementPass& pass) const {
-  const ReduceSpec& s = k.spec();
   // Rows of vectors hold whole vectors (n % vec == 0): a group is in the
   // row or not.
-  w.line("#pragma unroll");
-  w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
-  w.line("const nf_idx g = " + first_group(k) + "tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
-  w.open("if (" + guard(s, "live") + ")");
+  open_groups(k, w, "live");
   const std::string e = k.model().in_group();
   k.element_body(
       w, pass, [&](int j) { return "v_in" + std::to_string(j) + "[k].v[" + e + "]"; }, pass.stores);

@@ -23,6 +23,9 @@ class HeldRows : public ReduceWalk {
   static bool hold(ReduceSpec& spec, const ReduceLimits& limits);
   // Whether the thread's held group g lies in its row, `live` its row's.
   static std::string guard(const ReduceSpec& spec, const std::string& live);
+  // Opens the loop over the thread's held groups k (group g) and the test
+  // that g lies in its row, `live` its row's; two close()s end them.
+  void open_groups(const ReduceKernel& k, SourceWriter& w, const std::string& live) const;
 
   // Where the thread's groups start in its output, as a prefix of its index.
   virtual std::string first_group(const ReduceKernel& k) const;

@@ -146,16 +146,13 @@ class PrefetchedRows final : public HeldRows {
   }
 
   // Starts copying the thread's groups of tile `tile` into its slots.
-  static void fetch(const ReduceKernel& k, SourceWriter& w, const std::string& tile,
-                    const std::string& what) {
+  void fetch(const ReduceKernel& k, SourceWriter& w, const std::string& tile,
+             const std::string& what) const {
     const ReduceSpec& s = k.spec();
     w.open("", what + " starts coming into shared memory");
     output_line(k, w, tile);
     k.model().output_bases(w, prefetched(s));
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
-    w.line("const nf_idx g = tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
-    w.open("if (" + guard(s, "o < rows") + ")");
+    open_groups(k, w, "o < rows");
     for (int j : prefetched(s)) {
       const std::string J = std::to_string(j);
       w.line("nf_fetch<" + std::to_string(s.vec * itemsize(s.reads[j].dtype)) + ">(&s_in" + J +
