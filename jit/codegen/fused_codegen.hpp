@@ -9,6 +9,8 @@
 
 namespace nf::jit {
 
+class FusedWalk;
+
 // How a kernel reaches an array: element i of the domain (flat), one element
 // for every i (scalar), or through strides over the domain's coordinates.
 enum class Access : std::uint8_t { flat, scalar, strided };
@@ -25,8 +27,13 @@ struct FusedSpec {
   std::vector<OperandSpec> reads;   // one per step->reads
   std::vector<OperandSpec> writes;  // one per step->writes
   bool index64 = false;             // 64-bit indices (a domain or offsets past 2^31)
-  int vector_width = 1;             // elements per thread and load on the flat path
-  int unroll = 1;                   // vector groups each thread loads before computing
+  // Elements per thread and load on the flat path: the widest vector every
+  // flat array allows until a walk takes the step, then the walk's.
+  int vector_width = 1;
+  int unroll = 1;  // vector groups each thread loads before computing
+  // The walk that emits the kernel (fused_walks/); vector_width and unroll
+  // are its launch shape, and what its kernel's signature names.
+  const FusedWalk* walk = nullptr;
 };
 
 // Everything but the source: cheap enough for every launch.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "codegen/fused_walk.hpp"
+
 namespace nf::jit {
 namespace {
 
@@ -52,14 +54,12 @@ FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,
     if (a == Access::flat && all[j].offset % width != 0) aligned = false;
   }
   spec.vector_width = aligned && numel(step.domain) >= width ? int(width) : 1;
-  // A thread that issues several vector loads before computing keeps more
-  // bytes in flight, which a compute-heavy kernel needs to stay at the copy
-  // rate; the loaded values live in registers, so fewer for many operands.
-  if (spec.vector_width > 1) {
-    int streams = 0;
-    for (const auto& o : spec.reads) streams += o.access != Access::scalar;
-    streams += int(spec.writes.size());
-    spec.unroll = std::clamp(8 / std::max(streams, 1), 1, 4);
+  // The first walk that applies takes the step and sets its launch shape.
+  for (const FusedWalk* walk : fused_walks()) {
+    if (walk->applies(spec)) {
+      spec.walk = walk;
+      break;
+    }
   }
   return spec;
 }

@@ -1,6 +1,7 @@
 // Choosing how a fused kernel reaches its arrays, from their layouts: flat,
 // vectorised loads where every array is contiguous and aligned; strides where
-// one is a view; 64-bit indices where 32 bits do not reach.
+// one is a view; 64-bit indices where 32 bits do not reach. The first walk
+// (fused_walk.hpp) that applies takes the step.
 #pragma once
 
 #include <optional>

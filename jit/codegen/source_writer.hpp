@@ -22,6 +22,9 @@ class SourceWriter {
   void close();
   // `text` as it is: the kernel's comment and declaration.
   void raw(const std::string& text);
+  // The current depth's indentation, for the second line of a statement
+  // that takes two.
+  std::string indent() const { return std::string(std::size_t(2 * depth_), ' '); }
 
   const std::string& text() const { return out_; }
 

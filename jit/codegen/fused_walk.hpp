@@ -1,0 +1,50 @@
+// An elementwise walk: how the threads of a fused kernel cover its domain
+// (flat groups of vector loads and stores, one element at a time, one
+// element at a time through its coordinates where an array is a view). Each
+// walk is a unit of its own: when it applies and its launch shape, whether
+// the kernel computes coordinates, and the loops it emits through a
+// SourceWriter around the element body every walk shares, which the driver
+// (FusedKernel, fused_codegen.cpp) puts together with the names, the
+// signature, the element function and the parameters.
+//
+// A new walk is a file under fused_walks/, its line below and its place in
+// fused_walks(); CONTRIBUTING.md, "Adding a kernel walk".
+#pragma once
+
+#include <vector>
+
+#include "codegen/fused_codegen.hpp"
+
+namespace nf::jit {
+
+class FusedKernel;
+class SourceWriter;
+
+class FusedWalk {
+ public:
+  virtual ~FusedWalk() = default;
+
+  // Whether the walk takes a step reached as `spec` says, whose
+  // vector_width is the widest vector every flat array allows; if so, sets
+  // its launch shape there (vector_width, unroll). A walk that does not
+  // apply leaves `spec` as it was.
+  virtual bool applies(FusedSpec& spec) const = 0;
+
+  // Whether the kernel computes the coordinates of element i (c0...): the
+  // element function takes them, and the kernel the domain's dims and the
+  // strides of the arrays it reaches through strides.
+  virtual bool coordinates() const;
+  // The loops over the thread's elements, each around the element body.
+  virtual void loop(const FusedKernel& k, SourceWriter& w) const;
+};
+
+// The walks, one file each under fused_walks/.
+const FusedWalk& flat_elements_walk();
+const FusedWalk& flat_vectors_walk();
+const FusedWalk& strided_elements_walk();
+
+// The walks in the order make_fused_spec asks them: the first that applies
+// takes the step. The last applies to every step.
+const std::vector<const FusedWalk*>& fused_walks();
+
+}  // namespace nf::jit
