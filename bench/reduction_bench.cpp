@@ -1,8 +1,9 @@
 // Row reductions fused with their elementwise consumers: layer normalisation
-// of every row (the mission line) and softmax, against a device-to-device copy
-// of the same bytes measured in the same run. Device time by CUDA events,
-// after warm-up, median of repeated batches; GB/s counts the input read once
-// and the output written once. On the small shape also the host's wall clock
+// of every row (the mission line) and softmax; and the variance over rows,
+// columns and all elements, against a device-to-device copy of the same bytes
+// measured in the same run. Device time by CUDA events, after warm-up, median
+// of repeated batches; GB/s counts the input read once and, where the result
+// is a matrix, the output written once. On the small shape also the host's wall clock
 // per statement with a warm kernel cache. Prints JSON lines, then a table.
 //
 //   reduction_bench [--quick]
@@ -25,6 +26,7 @@ namespace {
 struct Workload {
   const char* name;
   std::function<nf::Expr(const nf::Array&)> expr;
+  bool writes_matrix = true;  // else a vector or a scalar, whose bytes are not counted
 };
 
 nf::Expr layernorm(const nf::Array& x) {
@@ -54,7 +56,12 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%s, %d SMs)\n", info.name.c_str(), info.arch().c_str(), info.sm_count);
   nf::seed(1);
 
-  const std::vector<Workload> workloads = {{"layernorm", layernorm}, {"softmax", softmax}};
+  const std::vector<Workload> workloads = {
+      {"layernorm", layernorm},
+      {"softmax", softmax},
+      {"var-rows", [](const nf::Array& x) { return nf::var(x, 1); }, false},
+      {"var-columns", [](const nf::Array& x) { return nf::var(x, 0); }, false},
+      {"var-all", [](const nf::Array& x) { return nf::var(x); }, false}};
   // The shapes, and rows too long for one block to hold (a cluster
   // of blocks shares each where the device has clusters).
   std::vector<std::pair<int, int>> shapes = {
@@ -67,9 +74,11 @@ int main(int argc, char** argv) {
     nf::Array x = nf::randn({r, c});
     const std::string shape = nf::to_string(x.shape());
     const std::size_t bytes = std::size_t(r) * std::size_t(c) * 4;
-    // Both workloads read the matrix once and write it once: the copy's traffic.
-    const double traffic = 2.0 * double(bytes);
-    const auto gbps = [&](double us) { return traffic / (us * 1e-6) / 1e9; };
+    // The copy reads the matrix once and writes it once; a workload reads it
+    // once, and writes it once if its result is a matrix.
+    const auto gbps = [&](double us, bool writes) {
+      return (writes ? 2.0 : 1.0) * double(bytes) / (us * 1e-6) / 1e9;
+    };
 
     double copy_us;
     {
@@ -77,21 +86,23 @@ int main(int argc, char** argv) {
       copy_us =
           bench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, bytes, 0); });
     }
-    rows.push_back({"copy", shape, copy_us, gbps(copy_us), 1.0, -1});
+    rows.push_back({"copy", shape, copy_us, gbps(copy_us, true), 1.0, -1});
     std::printf(
         "{\"work\":\"copy\",\"shape\":\"%s\",\"fw\":\"cudaMemcpy\",\"us\":%.2f,"
         "\"GBps\":%.1f}\n",
-        shape.c_str(), copy_us, gbps(copy_us));
+        shape.c_str(), copy_us, gbps(copy_us, true));
 
     nf::Array y;
     for (const Workload& w : workloads) {
       const int kernels = nf::plan({w.expr(x)}).kernel_count();
       const double us = bench::time_us([&] { y = w.expr(x); });
-      rows.push_back({w.name, shape, us, gbps(us), copy_us / us, kernels});
+      // Of the copy's bandwidth: the bytes moved per second over the copy's.
+      const double of_copy = gbps(us, w.writes_matrix) / gbps(copy_us, true);
+      rows.push_back({w.name, shape, us, gbps(us, w.writes_matrix), of_copy, kernels});
       std::printf(
           "{\"work\":\"%s\",\"shape\":\"%s\",\"fw\":\"numfuse\",\"us\":%.2f,"
           "\"GBps\":%.1f,\"of_copy\":%.3f,\"kernels\":%d}\n",
-          w.name, shape.c_str(), us, gbps(us), copy_us / us, kernels);
+          w.name, shape.c_str(), us, gbps(us, w.writes_matrix), of_copy, kernels);
     }
   }
 

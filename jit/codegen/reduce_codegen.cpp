@@ -72,6 +72,7 @@ void ReduceKernel::outputs(SourceWriter& w) const {
 
 void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
   w.line("// pass " + std::to_string(round));
+  m_.first_elements(w, round);
   ElementPass pass{round, m_.element_closure(round), "", false, {}};
   for (const Term& t : m_.terms()) {
     if (t.round != round) continue;

@@ -97,7 +97,9 @@ int ReduceModel::term(TermKind kind, int input, int round, const std::string& ce
 
 // Which pass accumulates each reduction's terms (ops.def's passes): the
 // first after every reduction its input depends on, and the next for a
-// second term, centred on the first's result.
+// second term, centred on the first's result; or the same pass, centred on
+// the output's first element, where the walk streams the elements
+// (centred_on_first).
 void ReduceModel::plan_terms() {
   for (int i : step_.reads) ready_[i] = 0;
   for (int i : step_.nodes) {
@@ -113,13 +115,19 @@ void ReduceModel::plan_terms() {
     int round = ready, previous = -1;
     for (TermKind kind : reduction_passes(n.op)) {
       std::string centre;
-      if (previous >= 0 && term_centre(kind) == Centre::mean) {
+      bool first = false;
+      if (previous >= 0 && centred_on_first(kind, s_.per > 0)) {
+        first = true;
+        centre = "f_" + names_.at(x);
+        --round;
+      } else if (previous >= 0 && term_centre(kind) == Centre::mean) {
         terms_[previous].mean_used = true;
         centre = "m" + terms_[previous].name.substr(1);
       } else if (previous >= 0 && term_centre(kind) == Centre::value) {
         centre = terms_[previous].name;
       }
       previous = term(kind, x, ++round, centre);
+      terms_[previous].centre_first = first;
       result_[i].push_back(previous);
     }
     ready_[i] = round;
@@ -218,8 +226,11 @@ std::vector<int> ReduceModel::stage_targets(int stage) const {
 }
 
 Closure ReduceModel::element_closure(int stage) const {
+  return closure_of(stage_targets(stage), stage);
+}
+
+Closure ReduceModel::closure_of(std::vector<int> stack, int stage) const {
   Closure c;
-  std::vector<int> stack = stage_targets(stage);
   std::set<int> seen;
   while (!stack.empty()) {
     const int i = stack.back();
@@ -348,6 +359,22 @@ void ReduceModel::element_values(SourceWriter& w, const Closure& values, int sta
     if (kept != kept_.end() && kept->second == stage) {
       w.line(kept_name(i) + "[k][" + e + "] = " + names_.at(i) + ";");
     }
+  }
+}
+
+void ReduceModel::first_elements(SourceWriter& w, int round) const {
+  std::set<int> done;
+  for (const Term& t : terms_) {
+    if (t.round != round || !t.centre_first || !done.insert(t.input).second) continue;
+    const std::string T = ctype(t.input);
+    w.line("// the first element of each output, the centre of this pass's deviations");
+    w.line(T + " " + t.centre + " = (" + T + ")0;");
+    w.open("if (live && n > 0)");
+    w.line("const nf_idx r = 0;");
+    element_values(
+        w, closure_of({t.input}, 0), 0, [&](int j) { return element(j, "r"); }, any_general());
+    w.line(t.centre + " = " + names_.at(t.input) + ";");
+    w.close();
   }
 }
 

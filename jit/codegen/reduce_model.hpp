@@ -24,11 +24,12 @@ class SourceWriter;
 // values share terms (mean and var of the same rows: one sum).
 struct Term {
   TermKind kind;
-  int input;               // the node whose elements it accumulates
-  int round;               // the pass that accumulates it, from 1
-  std::string centre;      // deviations: the per-output value they are taken from
-  std::string name;        // its accumulator
-  bool mean_used = false;  // whether the mean of this sum is a centre
+  int input;                  // the node whose elements it accumulates
+  int round;                  // the pass that accumulates it, from 1
+  std::string centre;         // deviations: the per-output value they are taken from
+  std::string name;           // its accumulator
+  bool mean_used = false;     // whether the mean of this sum is a centre
+  bool centre_first = false;  // the centre is the output's first element of `input`
 };
 
 // The element values (not per output) a stage computes, reads included,
@@ -101,6 +102,9 @@ class ReduceModel {
   // element is `read_at(j)`; `addressed`: some operand is addressed at r.
   void element_values(SourceWriter& w, const Closure& values, int stage,
                       const std::function<std::string(int)>& read_at, bool addressed) const;
+  // Before pass `round`: the first elements its terms centre on
+  // (Term::centre_first), 0 where an output has none.
+  void first_elements(SourceWriter& w, int round) const;
   // After pass `round`: the per-output values it makes available.
   void per_output_values(SourceWriter& w, int round) const;
   // Reads that are one value per output, loaded once.
@@ -121,6 +125,8 @@ class ReduceModel {
   int term(TermKind kind, int input, int round, const std::string& centre = "");
   void plan_terms();
   std::vector<int> stage_targets(int stage) const;
+  // The element values that `targets` need, at stage `stage`.
+  Closure closure_of(std::vector<int> targets, int stage) const;
   void plan_registers();
   std::string kept_name(int i) const { return "c_" + names_.at(i); }
   bool divides_by_output(int i) const;

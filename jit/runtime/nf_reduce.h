@@ -180,14 +180,38 @@ struct nf_arg_term {
 };
 typedef nf_arg_term<false> nf_argmin_term;
 typedef nf_arg_term<true> nf_argmax_term;
-// Sums of (x - centre)^2 (var, std: the centre is the mean) and of
-// exp(x - centre) (logsumexp: the centre is the maximum).
-struct nf_squared_deviation_term : nf_sum_term {
-  template <class A, class T>
-  static NF_HD A accumulate(A a, T x, long long, T centre) {
-    return nf_add(a, nf_square(nf_subtract(x, centre)));
+// The sums of d = x - centre and of d^2 (var, std). The centre is the
+// mean of a pass before where a walk holds its elements (a second pass reads
+// no memory), else the output's first element, taken in the same pass. Either
+// way the variance is (q - s^2 / n) / (n - ddof): about the mean, s corrects
+// the mean's rounding (an f32 mean of values near 1e4 with a spread of 1e-2
+// is off by up to a twentieth of that spread); about a data point c,
+// (c - mean)^2 <= n var bounds the loss to cancellation by n + 1, where the
+// unshifted sums of x and x^2 lose without bound. Partial results combine
+// by addition, as cheaply as sums.
+template <class T>
+struct nf_moments {
+  T s;  // the sum of x - centre
+  T q;  // the sum of (x - centre)^2
+};
+struct nf_moments_term {
+  template <class T>
+  using acc = nf_moments<T>;
+  template <class T>
+  static NF_HD nf_moments<T> identity() {
+    return {T(0), T(0)};
+  }
+  template <class T>
+  NF_HD nf_moments<T> operator()(const nf_moments<T>& a, const nf_moments<T>& b) const {
+    return {nf_add(a.s, b.s), nf_add(a.q, b.q)};
+  }
+  template <class T>
+  static NF_HD nf_moments<T> accumulate(const nf_moments<T>& a, T x, long long, T centre) {
+    const T d = nf_subtract(x, centre);
+    return {nf_add(a.s, d), nf_add(a.q, nf_square(d))};
   }
 };
+// The sum of exp(x - centre) (logsumexp: the centre is the maximum).
 struct nf_exp_deviation_term : nf_sum_term {
   template <class A, class T>
   static NF_HD A accumulate(A a, T x, long long, T centre) {
@@ -219,12 +243,12 @@ NF_HD P nf_finish_mean(P p, long long n, int) {
   return p / (P)n;
 }
 template <class P>
-NF_HD P nf_finish_var(P, P squares, long long n, int ddof) {
-  return squares / (P)(n > ddof ? n - ddof : 0);
+NF_HD P nf_finish_var(P, const nf_moments<P>& m, long long n, int ddof) {
+  return (m.q - m.s * m.s / (P)n) / (P)(n > ddof ? n - ddof : 0);
 }
 template <class P>
-NF_HD P nf_finish_std(P sum, P squares, long long n, int ddof) {
-  return nf_sqrt(nf_finish_var(sum, squares, n, ddof));
+NF_HD P nf_finish_std(P sum, const nf_moments<P>& m, long long n, int ddof) {
+  return nf_sqrt(nf_finish_var(sum, m, n, ddof));
 }
 // Of a floating sum only (the CPU backend makes a finish where it is well
 // formed): norms of integers are taken in f64.
@@ -306,6 +330,10 @@ __device__ __forceinline__ nf_u8 nf_shfl_xor(nf_u8 v, int mask) {
 template <class T>
 __device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
   return {nf_shfl_xor(v.value, mask), nf_shfl_xor(v.index, mask)};
+}
+template <class T>
+__device__ __forceinline__ nf_moments<T> nf_shfl_xor(nf_moments<T> v, int mask) {
+  return {nf_shfl_xor(v.s, mask), nf_shfl_xor(v.q, mask)};
 }
 
 // Rows of TR consecutive threads (TR a power of two): every thread of a row

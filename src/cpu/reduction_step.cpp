@@ -4,10 +4,11 @@
 // of the data. Otherwise (a full sum, long rows, columns) the reduced extent
 // is cut too: tasks of (outputs, part of the reduced extent) accumulate
 // partial results, the parts combine in a fixed order, and the consumers run
-// in a pass of their own. A reduction of two passes (var: the sum, then the
-// squared deviations from the mean) reads its elements once per pass, as a
-// split kernel does. The parts depend on the shape alone, so results do
-// not depend on the number of threads.
+// in a pass of their own. A reduction of two passes (logsumexp: the maximum,
+// then the exponentials of the deviations from it) reads its elements once
+// per pass, as a split kernel does; var takes its deviations from each
+// output's first element, in one pass. The parts depend on the shape alone,
+// so results do not depend on the number of threads.
 #include <algorithm>
 #include <optional>
 
@@ -34,6 +35,28 @@ Box join(Box outputs, const Box& reduced, const std::vector<int>& axes) {
     outputs.hi[a] = reduced.hi[a];
   }
   return outputs;
+}
+
+// Reduction op's terms by pass over elements cut into parts: a term that
+// deviates from its output's first element shares the pass of the term
+// before it (centred_on_first), so that var reads its elements once.
+std::vector<std::vector<TermKind>> cut_passes(OpId op) {
+  std::vector<std::vector<TermKind>> passes;
+  for (TermKind k : reduction_passes(op)) {
+    if (passes.empty() || !centred_on_first(k, false)) passes.emplace_back();
+    passes.back().push_back(k);
+  }
+  return passes;
+}
+
+// The first element along the reduced axes.
+Box first_elements(const Shape& reduced_shape) {
+  Box b;
+  for (std::int64_t d : reduced_shape) {
+    b.lo.push_back(0);
+    b.hi.push_back(d > 1 ? 1 : d);
+  }
+  return b;
 }
 
 struct Level {
@@ -112,37 +135,52 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
     for (int r : level.reductions) inputs.push_back(p.inputs[r][0]);
     const std::vector<int> nodes = nodes_to_compute(p, inputs, producers, known);
     const std::size_t nr = level.reductions.size();
+    std::vector<std::vector<std::vector<TermKind>>> passes(nr);
     std::size_t rounds = 0;
-    for (int r : level.reductions) {
-      rounds = std::max(rounds, reduction_passes(p.nodes[r]->op).size());
+    for (std::size_t k = 0; k < nr; ++k) {
+      passes[k] = cut_passes(p.nodes[level.reductions[k]]->op);
+      rounds = std::max(rounds, passes[k].size());
     }
-    // terms[t][k]: reduction k's terms over tile t, a pass each; centres[k]:
-    // over all outputs, what its next pass deviates from.
+    // terms[t][k]: reduction k's terms over tile t, in ops.def's order;
+    // centres_of[k]: over all outputs, what its next pass deviates from.
     std::vector<std::vector<std::vector<Partials>>> terms(std::size_t(out_tiles.size()),
                                                           std::vector<std::vector<Partials>>(nr));
     std::vector<std::optional<Array>> centres_of(nr);
     for (std::size_t round = 0; round < rounds; ++round) {
-      // The term each reduction takes this round, if it has one.
-      std::vector<std::optional<TermKind>> term_of(nr);
+      // The terms each reduction takes this round, if it has any.
+      std::vector<std::vector<TermKind>> term_of(nr);
       for (std::size_t k = 0; k < nr; ++k) {
-        const auto passes = reduction_passes(p.nodes[level.reductions[k]]->op);
-        if (round < passes.size()) term_of[k] = passes[round];
+        if (round < passes[k].size()) term_of[k] = passes[k][round];
       }
-      // partial[task][k]: the round's term of reduction k over the task's
+      // partial[task][k]: the round's terms of reduction k over the task's
       // outputs and part.
-      std::vector<std::vector<Partials>> partial(std::size_t(out_tiles.size() * splits));
+      std::vector<std::vector<std::vector<Partials>>> partial(
+          std::size_t(out_tiles.size() * splits), std::vector<std::vector<Partials>>(nr));
       parallel_for(out_tiles.size() * splits, [&](std::int64_t task) {
         const Box tile = out_tiles.box(task / splits);
         const std::int64_t split = task % splits;
         const std::int64_t first = split * parts.size() / splits;
         const std::int64_t last = (split + 1) * parts.size() / splits;
         auto& states = partial[std::size_t(task)];
-        std::vector<std::optional<Value>> centres(nr);
+        // Per reduction and term, what it deviates from: the pass before's
+        // result, or the first elements of the tile's outputs.
+        std::vector<std::vector<std::optional<Value>>> centres(nr);
+        std::optional<BlockEvaluator> firsts;
         for (std::size_t k = 0; k < nr; ++k) {
-          const std::optional<TermKind>& term = term_of[k];
           const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
-          states.push_back(start_term(term.value_or(TermKind::sum), ctype, numel(tile.shape())));
-          if (term && centres_of[k]) centres[k] = load(sub_array(*centres_of[k], tile));
+          for (std::size_t j = 0; j < term_of[k].size(); ++j) {
+            states[k].push_back(start_term(term_of[k][j], ctype, numel(tile.shape())));
+            std::optional<Value>& centre = centres[k].emplace_back();
+            if (j > 0) {  // a term sharing the pass before's: see cut_passes
+              if (!firsts) {
+                firsts.emplace(p, known, join(tile, first_elements(reduced_shape), s.axes));
+                firsts->compute(nodes);
+              }
+              centre = contiguous(firsts->value(inputs[k]));
+            } else if (centres_of[k]) {
+              centre = load(sub_array(*centres_of[k], tile));
+            }
+          }
         }
         for (std::int64_t c = first; c < last; ++c) {
           const Box part = parts.box(c);
@@ -151,30 +189,32 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
           BlockEvaluator block(p, known, join(tile, part, s.axes));
           block.compute(nodes);
           for (std::size_t k = 0; k < nr; ++k) {
-            if (!term_of[k]) continue;
-            accumulate(states[k], block.value(inputs[k]), s.axes, first_index,
-                       centres[k] ? &*centres[k] : nullptr);
+            for (std::size_t j = 0; j < term_of[k].size(); ++j) {
+              accumulate(states[k][j], block.value(inputs[k]), s.axes, first_index,
+                         centres[k][j] ? &*centres[k][j] : nullptr);
+            }
           }
         }
       });
       parallel_for(out_tiles.size(), [&](std::int64_t t) {
         for (std::size_t k = 0; k < nr; ++k) {
-          if (!term_of[k]) continue;
-          Partials& total = partial[std::size_t(t * splits)][k];
-          for (std::int64_t split = 1; split < splits; ++split) {
-            combine(total, partial[std::size_t(t * splits + split)][k]);
+          for (std::size_t j = 0; j < term_of[k].size(); ++j) {
+            Partials& total = partial[std::size_t(t * splits)][k][j];
+            for (std::int64_t split = 1; split < splits; ++split) {
+              combine(total, partial[std::size_t(t * splits + split)][k][j]);
+            }
+            terms[std::size_t(t)][k].push_back(std::move(total));
           }
-          terms[std::size_t(t)][k].push_back(std::move(total));
         }
       });
       for (std::size_t k = 0; k < nr; ++k) {
-        const auto passes = reduction_passes(p.nodes[level.reductions[k]]->op);
-        if (round + 1 >= passes.size()) continue;
+        if (round + 1 >= passes[k].size()) continue;
         const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
         Array& centre = centres_of[k].emplace(host_array(ctype, out_shape));
         parallel_for(out_tiles.size(), [&](std::int64_t t) {
           const Box tile = out_tiles.box(t);
-          store(centres(terms[std::size_t(t)][k].back(), passes[round + 1], reduced, tile.shape()),
+          store(centres(terms[std::size_t(t)][k].back(), passes[k][round + 1][0], reduced,
+                        tile.shape()),
                 sub_array(centre, tile));
         });
       }

@@ -80,6 +80,10 @@ Centre term_centre(TermKind k) {
   return kTerms[std::size_t(k)].centre;
 }
 
+bool centred_on_first(TermKind k, bool held) {
+  return !held && term_centre(k) == Centre::mean;
+}
+
 std::span<const TermKind> reduction_passes(OpId op) {
   const ReductionInfo& r = reduction_info(op);
   return {r.passes, std::size_t(r.count)};

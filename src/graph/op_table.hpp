@@ -72,6 +72,11 @@ enum class Centre : std::uint8_t { none, mean, value };
 
 std::string_view term_name(TermKind k);
 Centre term_centre(TermKind k);
+// Whether term k deviates from its output's first element, in the pass of
+// the term before it, rather than from that term's mean in a pass of its
+// own: where the walk does not hold the elements (`held`: registers or a
+// block's memory), a second pass would read them from memory again.
+bool centred_on_first(TermKind k, bool held);
 // The terms reduction `op` accumulates, one per pass over its elements, and
 // the name of the function that finishes it (NF_REDUCTION's passes, finish).
 std::span<const TermKind> reduction_passes(OpId op);

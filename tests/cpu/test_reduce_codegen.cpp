@@ -82,8 +82,10 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[h
 }
 
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
-  // One kernel per pass, then one for the stores.
-  CHECK(nf::plan({layernorm(nf::ones({1, 1 << 24}))}).kernel_count() == 3);
+  // One kernel per pass, then one for the stores. var takes one pass where
+  // the elements are not held (its deviations from each row's first element).
+  CHECK(nf::plan({layernorm(nf::ones({1, 1 << 24}))}).kernel_count() == 2);
+  CHECK(nf::plan({nf::var(nf::ones({4096, 4096}))}).kernel_count() == 2);
   CHECK(nf::plan({softmax(nf::ones({2, 1 << 20}))}).kernel_count() == 3);
   CHECK(nf::plan({nf::sum(nf::ones({4096, 4096}))}).kernel_count() == 2);
   CHECK(nf::plan({nf::argmax(nf::ones({1 << 22}))}).kernel_count() == 2);
@@ -91,6 +93,25 @@ TEST_CASE("outputs of too many elements, too few to fill a device, are split", "
   // Held rows and many long rows stay one kernel.
   CHECK(nf::plan({layernorm(nf::ones({1024, 32768}))}).kernel_count() == 1);
   CHECK(nf::plan({layernorm(nf::ones({512, 1 << 16}))}).kernel_count() == 1);
+}
+
+TEST_CASE("var deviates from the mean of held rows, and from the first element of others",
+          "[host][codegen]") {
+  // Held rows: a second pass over registers, about the first pass's mean.
+  const std::string held = nf::kernel_source(nf::var(nf::ones({64, 4096}), 1));
+  CHECK(count(held, "__global__") == 1);
+  CHECK(held.find("p1 = nf_moments_term::accumulate(p1, a0, r, m0);") != std::string::npos);
+  CHECK(held.find("f_a0") == std::string::npos);
+  // Split rows and all elements: one pass about each output's first element,
+  // whose partial results meet by addition.
+  for (const nf::Expr& e : {nf::var(nf::ones({4096, 4096})), nf::std(nf::ones({2, 1 << 22}), 1)}) {
+    const std::vector<std::string> sources = nf::plan({e}).sources();
+    REQUIRE(sources.size() == 2);
+    CHECK(sources[0].find("f_a0 = a0;") != std::string::npos);
+    CHECK(sources[0].find("p1 = nf_moments_term::accumulate(p1, a0, r, f_a0);") !=
+          std::string::npos);
+    CHECK(sources[1].find("nf_moments_term::accumulate") == std::string::npos);
+  }
 }
 
 TEST_CASE("products of floating values accumulate in f64", "[host][codegen]") {

@@ -8,27 +8,38 @@
 
 // Each walk takes its elements in another order and meets its partial
 // results in another way: held and long rows (split across blocks on a GPU,
-// cut into tasks on the CPU), and all elements at once.
-TEST_CASE("var and std of f32 with mean 1e4 and std 1e-2, over rows and all", "[stability]") {
+// cut into tasks on the CPU), columns, and all elements at once.
+TEST_CASE("var and std of f32 with mean 1e4 and std 1e-2, over rows, columns and all",
+          "[stability]") {
+  enum Over { rows, columns, all };
   struct Case {
     int rows, cols;
-    bool all;  // every element, else each row
+    Over over;
   };
-  const Case c = GENERATE(Case{8, 4099, false}, Case{2, 1 << 20, false}, Case{1024, 1024, true});
-  INFO(c.rows << "x" << c.cols << (c.all ? " over all" : " over rows"));
+  const Case c = GENERATE(Case{8, 4099, rows}, Case{2, 1 << 20, rows}, Case{4099, 8, columns},
+                          Case{1024, 1024, all});
+  INFO(c.rows << "x" << c.cols << " over "
+              << (c.over == rows      ? "rows"
+                  : c.over == columns ? "columns"
+                                      : "all"));
   std::mt19937 gen(7);
   std::normal_distribution<double> dist(1e4, 1e-2);
   std::vector<float> data(std::size_t(c.rows) * c.cols);
   for (auto& x : data) x = float(dist(gen));
   nf::Array a = nf::array(data, {c.rows, c.cols});
-  const std::vector<int> axes = c.all ? std::vector<int>{0, 1} : std::vector<int>{1};
+  const std::vector<int> axes = c.over == rows      ? std::vector<int>{1}
+                                : c.over == columns ? std::vector<int>{0}
+                                                    : std::vector<int>{0, 1};
   const std::vector<float> var = nf::Array(nf::var(a, axes)).to_vector<float>();
   const std::vector<float> sd = nf::Array(nf::std(a, axes)).to_vector<float>();
   const std::vector<float> var1 = nf::Array(nf::var(a, axes, 1)).to_vector<float>();
   // Output o's element j, and how many each output takes.
-  const int outputs = c.all ? 1 : c.rows;
+  const int outputs = c.over == rows ? c.rows : c.over == columns ? c.cols : 1;
   const int n = int(data.size()) / outputs;
-  const auto at = [&](int o, int j) { return double(data[std::size_t(o) * n + j]); };
+  const auto at = [&](int o, int j) {
+    return double(c.over == columns ? data[std::size_t(j) * c.cols + o]
+                                    : data[std::size_t(o) * n + j]);
+  };
   REQUIRE(var.size() == std::size_t(outputs));
   for (int o = 0; o < outputs; ++o) {
     // Reference: two passes in double over the stored f32 values.
