@@ -366,14 +366,18 @@ void ReduceModel::first_elements(SourceWriter& w, int round) const {
   std::set<int> done;
   for (const Term& t : terms_) {
     if (t.round != round || !t.centre_first || !done.insert(t.input).second) continue;
-    const std::string T = ctype(t.input);
-    w.line("// the first element of each output, the centre of this pass's deviations");
+    const std::string T = ctype(t.input), K = std::to_string(kCentreElements);
+    w.line("// the mean of each output's first " + K +
+           " elements, the centre of this pass's deviations");
     w.line(T + " " + t.centre + " = (" + T + ")0;");
     w.open("if (live && n > 0)");
-    w.line("const nf_idx r = 0;");
+    w.line("const nf_idx firsts = n < " + K + " ? n : " + K + ";");
+    w.open("for (nf_idx r = 0; r < firsts; ++r)");
     element_values(
         w, closure_of({t.input}, 0), 0, [&](int j) { return element(j, "r"); }, any_general());
-    w.line(t.centre + " = " + names_.at(t.input) + ";");
+    w.line(t.centre + " = nf_add(" + t.centre + ", " + names_.at(t.input) + ");");
+    w.close();
+    w.line(t.centre + " = " + t.centre + " / (" + T + ")firsts;");
     w.close();
   }
 }

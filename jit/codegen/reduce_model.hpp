@@ -29,7 +29,7 @@ struct Term {
   std::string centre;         // deviations: the per-output value they are taken from
   std::string name;           // its accumulator
   bool mean_used = false;     // whether the mean of this sum is a centre
-  bool centre_first = false;  // the centre is the output's first element of `input`
+  bool centre_first = false;  // the centre is the mean of the output's first elements
 };
 
 // The element values (not per output) a stage computes, reads included,
@@ -102,8 +102,9 @@ class ReduceModel {
   // element is `read_at(j)`; `addressed`: some operand is addressed at r.
   void element_values(SourceWriter& w, const Closure& values, int stage,
                       const std::function<std::string(int)>& read_at, bool addressed) const;
-  // Before pass `round`: the first elements its terms centre on
-  // (Term::centre_first), 0 where an output has none.
+  // Before pass `round`: the centres its terms take from the first elements
+  // (Term::centre_first): the mean of each output's first kCentreElements,
+  // 0 where an output has none.
   void first_elements(SourceWriter& w, int round) const;
   // After pass `round`: the per-output values it makes available.
   void per_output_values(SourceWriter& w, int round) const;

@@ -182,13 +182,13 @@ typedef nf_arg_term<false> nf_argmin_term;
 typedef nf_arg_term<true> nf_argmax_term;
 // The sums of d = x - centre and of d^2 (var, std). The centre is the
 // mean of a pass before where a walk holds its elements (a second pass reads
-// no memory), else the output's first element, taken in the same pass. Either
-// way the variance is (q - s^2 / n) / (n - ddof): about the mean, s corrects
-// the mean's rounding (an f32 mean of values near 1e4 with a spread of 1e-2
-// is off by up to a twentieth of that spread); about a data point c,
-// (c - mean)^2 <= n var bounds the loss to cancellation by n + 1, where the
-// unshifted sums of x and x^2 lose without bound. Partial results combine
-// by addition, as cheaply as sums.
+// no memory), else the mean of the output's first few elements, taken in the
+// same pass. Either way the variance is (q - s^2 / n) / (n - ddof): about
+// the mean, s corrects the mean's rounding (an f32 mean of values near 1e4
+// with a spread of 1e-2 is off by up to a twentieth of that spread); about a
+// mean c of data points, (c - mean)^2 <= n var bounds the loss to
+// cancellation by n + 1, where the unshifted sums of x and x^2 lose without
+// bound. Partial results combine by addition, as cheaply as sums.
 template <class T>
 struct nf_moments {
   T s;  // the sum of x - centre

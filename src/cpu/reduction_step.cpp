@@ -6,8 +6,8 @@
 // partial results, the parts combine in a fixed order, and the consumers run
 // in a pass of their own. A reduction of two passes (logsumexp: the maximum,
 // then the exponentials of the deviations from it) reads its elements once
-// per pass, as a split kernel does; var takes its deviations from each
-// output's first element, in one pass. The parts depend on the shape alone,
+// per pass, as a split kernel does; var takes its deviations from the mean
+// of each output's first few elements, in one pass. The parts depend on the shape alone,
 // so results do not depend on the number of threads.
 #include <algorithm>
 #include <optional>
@@ -49,14 +49,29 @@ std::vector<std::vector<TermKind>> cut_passes(OpId op) {
   return passes;
 }
 
-// The first element along the reduced axes.
-Box first_elements(const Shape& reduced_shape) {
-  Box b;
-  for (std::int64_t d : reduced_shape) {
-    b.lo.push_back(0);
-    b.hi.push_back(d > 1 ? 1 : d);
+// Each output's mean of its first kCentreElements elements along the
+// reduced axes, in C order, summed one after another as the kernels do: the
+// centre of one-pass deviations (centred_on_first). `nodes` compute `input`.
+Value centres_of_firsts(const Program& p, const Memory& known, const std::vector<int>& nodes,
+                        int input, const Box& tile, const Shape& reduced_shape,
+                        const std::vector<int>& axes) {
+  const std::int64_t firsts = std::min<std::int64_t>(numel(reduced_shape), kCentreElements);
+  const DType ctype = compute_type(p.nodes[input]->dtype);
+  Partials sum = start_term(TermKind::sum, ctype, numel(tile.shape()));
+  for (std::int64_t r = 0; r < firsts; ++r) {
+    Box element = tile;
+    std::int64_t rest = r;
+    for (int a = int(reduced_shape.size()) - 1; a >= 0; --a) {
+      if (reduced_shape[a] == 1) continue;
+      element.lo[a] = rest % reduced_shape[a];
+      element.hi[a] = element.lo[a] + 1;
+      rest /= reduced_shape[a];
+    }
+    BlockEvaluator block(p, known, element);
+    block.compute(nodes);
+    accumulate(sum, block.value(input), axes, r);
   }
-  return b;
+  return centres(sum, TermKind::moments, std::max<std::int64_t>(firsts, 1), tile.shape());
 }
 
 struct Level {
@@ -165,18 +180,13 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
         // Per reduction and term, what it deviates from: the pass before's
         // result, or the first elements of the tile's outputs.
         std::vector<std::vector<std::optional<Value>>> centres(nr);
-        std::optional<BlockEvaluator> firsts;
         for (std::size_t k = 0; k < nr; ++k) {
           const DType ctype = compute_type(p.nodes[inputs[k]]->dtype);
           for (std::size_t j = 0; j < term_of[k].size(); ++j) {
             states[k].push_back(start_term(term_of[k][j], ctype, numel(tile.shape())));
             std::optional<Value>& centre = centres[k].emplace_back();
             if (j > 0) {  // a term sharing the pass before's: see cut_passes
-              if (!firsts) {
-                firsts.emplace(p, known, join(tile, first_elements(reduced_shape), s.axes));
-                firsts->compute(nodes);
-              }
-              centre = contiguous(firsts->value(inputs[k]));
+              centre = centres_of_firsts(p, known, nodes, inputs[k], tile, reduced_shape, s.axes);
             } else if (centres_of[k]) {
               centre = load(sub_array(*centres_of[k], tile));
             }

@@ -72,11 +72,15 @@ enum class Centre : std::uint8_t { none, mean, value };
 
 std::string_view term_name(TermKind k);
 Centre term_centre(TermKind k);
-// Whether term k deviates from its output's first element, in the pass of
-// the term before it, rather than from that term's mean in a pass of its
+// Whether term k deviates from the mean of its output's first
+// kCentreElements elements (in C order along the reduced axes), in the pass
+// of the term before it, rather than from that term's mean in a pass of its
 // own: where the walk does not hold the elements (`held`: registers or a
-// block's memory), a second pass would read them from memory again.
+// block's memory), a second pass would read them from memory again. A few
+// elements rather than one keep an outlier first element from multiplying
+// the rounding error of var's one pass (by 1 + (centre - mean)^2 / var).
 bool centred_on_first(TermKind k, bool held);
+constexpr int kCentreElements = 8;
 // The terms reduction `op` accumulates, one per pass over its elements, and
 // the name of the function that finishes it (NF_REDUCTION's passes, finish).
 std::span<const TermKind> reduction_passes(OpId op);
