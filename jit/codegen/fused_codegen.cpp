@@ -58,16 +58,19 @@ GeneratedKernel FusedKernel::run(bool with_source) {
 // Canonical names: aJ for the J-th array read, tK for the K-th computed
 // value, sM for scalar parameters; equal steps give byte-equal source.
 void FusedKernel::name_values() {
+  // std::strings first: GCC 12 takes "a" + std::to_string(j) and the like
+  // here and where the names are written for an overlapping copy
+  // (-Wrestrict, a false positive).
   for (std::size_t j = 0; j < step_.reads.size(); ++j) {
-    names_[step_.reads[j]] = "a" + std::to_string(j);
+    names_[step_.reads[j]] = std::string("a") + std::to_string(j);
   }
   int t = 0;
   for (int i : step_.nodes) {
     if (names_.count(i)) continue;
-    names_[i] = "t" + std::to_string(t++);
+    names_[i] = std::string("t") + std::to_string(t++);
     const Node& n = node(i);
     if (op_kind(n.op) == OpKind::constant) {
-      scalars_[i] = "s" + std::to_string(scalar_count_++);
+      scalars_[i] = std::string("s") + std::to_string(scalar_count_++);
     } else if (op_kind(n.op) == OpKind::random) {
       scalars_[i] = std::to_string(random_count_++);
     }
@@ -127,7 +130,7 @@ void FusedKernel::element_function(SourceWriter& w) const {
            value_expr(i) + ";");
   }
   for (std::size_t j = 0; j < step_.writes.size(); ++j) {
-    w.line("r" + std::to_string(j) + " = " + names_.at(step_.writes[j]) + ";");
+    w.line(std::string("r") + std::to_string(j) + " = " + names_.at(step_.writes[j]) + ";");
   }
   w.close();
 }
@@ -264,7 +267,7 @@ void FusedKernel::element_loop(SourceWriter& w, const std::string& start) const 
   if (coords_) {
     w.line("nf_idx rest = i;");
     for (int d = rank_ - 1; d > 0; --d) {
-      const std::string c = "c" + std::to_string(d);
+      const std::string c = std::string("c") + std::to_string(d);
       w.line("const nf_idx " + c + " = rest % dom.d[" + std::to_string(d) + "];");
       w.line("rest /= dom.d[" + std::to_string(d) + "];");
     }
@@ -277,7 +280,7 @@ void FusedKernel::element_loop(SourceWriter& w, const std::string& start) const 
   for (std::size_t j = 0; j < step_.writes.size(); ++j) {
     w.line("out" + std::to_string(j) + "[" +
            offset("st_out" + std::to_string(j), s_.writes[j].access) +
-           "] = " + store_expr(s_.writes[j].dtype, "r" + std::to_string(j)) + ";");
+           "] = " + store_expr(s_.writes[j].dtype, std::string("r") + std::to_string(j)) + ";");
   }
   w.close();
 }
