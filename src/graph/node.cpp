@@ -45,7 +45,9 @@ std::string code_attributes(const Node& n) {
       const auto& v = n.*field;
       static_assert(std::is_integral_v<std::remove_cvref_t<decltype(v)>>,
                     "code attributes are written as numbers");
-      if (v != 0) text += "@" + std::string(name) + "=" + std::to_string(v);
+      // Appended piece by piece: GCC 12 takes "@" + std::string(name) here for
+      // an overlapping copy in the ASan build (-Wrestrict, a false positive).
+      if (v != 0) text.append("@").append(name).append("=").append(std::to_string(v));
     }
   });
   return text;
