@@ -98,8 +98,8 @@ int ReduceModel::term(TermKind kind, int input, int round, const std::string& ce
 // Which pass accumulates each reduction's terms (ops.def's passes): the
 // first after every reduction its input depends on, and the next for a
 // second term, centred on the first's result; or the same pass, centred on
-// the output's first element, where the walk streams the elements
-// (centred_on_first).
+// the mean of the output's first elements, where the walk streams the
+// elements (centred_on_first).
 void ReduceModel::plan_terms() {
   for (int i : step_.reads) ready_[i] = 0;
   for (int i : step_.nodes) {

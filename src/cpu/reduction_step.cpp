@@ -7,8 +7,8 @@
 // in a pass of their own. A reduction of two passes (logsumexp: the maximum,
 // then the exponentials of the deviations from it) reads its elements once
 // per pass, as a split kernel does; var takes its deviations from the mean
-// of each output's first few elements, in one pass. The parts depend on the shape alone,
-// so results do not depend on the number of threads.
+// of each output's first few elements, in one pass. The parts depend on the
+// shape alone, so results do not depend on the number of threads.
 #include <algorithm>
 #include <optional>
 
@@ -38,8 +38,8 @@ Box join(Box outputs, const Box& reduced, const std::vector<int>& axes) {
 }
 
 // Reduction op's terms by pass over elements cut into parts: a term that
-// deviates from its output's first element shares the pass of the term
-// before it (centred_on_first), so that var reads its elements once.
+// deviates from the mean of its output's first elements shares the pass of
+// the term before it (centred_on_first), so that var reads its elements once.
 std::vector<std::vector<TermKind>> cut_passes(OpId op) {
   std::vector<std::vector<TermKind>> passes;
   for (TermKind k : reduction_passes(op)) {
