@@ -6,7 +6,10 @@
 // is a matrix, the output written once. On the small shape also the host's wall clock
 // per statement with a warm kernel cache. Prints JSON lines, then a table.
 //
-//   reduction_bench [--quick]
+//   reduction_bench [--quick | --shapes RxC[,RxC...]]
+//
+// --shapes measures those matrices only (with the small shape's wall clock):
+// a class of shapes, such as every row length, rather than the list below.
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -68,6 +71,18 @@ int main(int argc, char** argv) {
       {8192, 8192}, {32768, 1024}, {1024, 32768}, {512, 65536}};
   if (quick) shapes.clear();
   shapes.insert(shapes.end(), {{4096, 4096}, {128, 784}});
+  if (argc > 2 && std::strcmp(argv[1], "--shapes") == 0) {
+    shapes.clear();
+    for (const char* s = argv[2]; *s;) {
+      int r = 0, c = 0, used = 0;
+      if (std::sscanf(s, "%dx%d%n", &r, &c, &used) != 2 || r <= 0 || c <= 0) {
+        std::fprintf(stderr, "reduction_bench: --shapes wants RxC[,RxC...], got \"%s\"\n", s);
+        return 2;
+      }
+      shapes.emplace_back(r, c);
+      s += used + (s[used] == ',');
+    }
+  }
 
   std::vector<Row> rows;
   for (auto [r, c] : shapes) {
