@@ -5,6 +5,7 @@
 #include "codegen/reduce_codegen.hpp"
 
 #include "codegen/expressions.hpp"
+#include "codegen/monoids.hpp"
 #include "codegen/reduce_kernel.hpp"
 #include "codegen/source_writer.hpp"
 #include "compile/runtime_source.hpp"
@@ -84,23 +85,51 @@ void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
 }
 
 // The threads sharing an output combine their accumulators of `round`;
-// `whole`: into the whole output's, whose mean may be needed.
-// The combinations of a kernel take turns between two shared buffers
+// `whole`: into the whole output's, whose mean may be needed. Two terms
+// whose accumulators fit one slot meet together, as a pair: one exchange,
+// one wait at each barrier, where they would take two.
+// The meetings of a kernel take turns between two shared buffers
 // (see nf_row_allreduce): the k-th uses buffer k % 2.
 void ReduceKernel::combine(SourceWriter& w, int round, bool whole) const {
   int call = 0;
-  for (const Term& t : m_.terms()) call += t.round < round;
-  for (const Term& t : m_.terms()) {
-    if (t.round != round) continue;
+  for (int r = 1; r < round; ++r) call += int(meetings(r).size());
+  for (const std::vector<const Term*>& meeting : meetings(round)) {
     const std::string buffer =
         call++ % 2 ? "nf_smem + " + std::to_string(buffer_bytes()) : "nf_smem";
-    walk_.meet(*this, w, t, buffer);
-    // The mean a second pass centres on (Centre::mean).
-    if (whole && t.mean_used) {
-      const std::string a = m_.ctype(t.input);
-      w.line("const " + a + " m" + t.name.substr(1) + " = " + t.name + " / (" + a + ")n;");
+    if (meeting.size() == 1) {
+      walk_.meet(*this, w, meeting[0]->name, m_.combine_op(*meeting[0]), buffer);
+    } else {
+      const Term &a = *meeting[0], &b = *meeting[1];
+      const std::string q = std::string("q") + a.name.substr(1);
+      w.line("nf_pair<" + m_.acc_type(a) + ", " + m_.acc_type(b) + "> " + q + " = {" + a.name +
+             ", " + b.name + "};");
+      walk_.meet(*this, w, q,
+                 "nf_pair_op<" + monoid_name(a.kind) + ", " + monoid_name(b.kind) + ">()", buffer);
+      w.line(a.name + " = " + q + ".a;");
+      w.line(b.name + " = " + q + ".b;");
+    }
+    for (const Term* t : meeting) {
+      // The mean a second pass centres on (Centre::mean).
+      if (whole && t->mean_used) {
+        const std::string a = m_.ctype(t->input);
+        w.line("const " + a + " m" + t->name.substr(1) + " = " + t->name + " / (" + a + ")n;");
+      }
     }
   }
+}
+
+std::vector<std::vector<const Term*>> ReduceKernel::meetings(int round) const {
+  std::vector<std::vector<const Term*>> out;
+  for (const Term& t : m_.terms()) {
+    if (t.round != round) continue;
+    if (!out.empty() && out.back().size() == 1 &&
+        m_.acc_bytes(*out.back()[0]) + m_.acc_bytes(t) <= std::size_t(slot_bytes())) {
+      out.back().push_back(&t);
+    } else {
+      out.push_back({&t});
+    }
+  }
+  return out;
 }
 
 // The last pass: element outputs, then per-output ones.

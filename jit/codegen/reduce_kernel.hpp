@@ -54,6 +54,8 @@ class ReduceKernel {
   // meeting; `whole`: into the whole output's result.
   void pass(SourceWriter& w, int round, bool whole) const;
   void combine(SourceWriter& w, int round, bool whole) const;
+  // The meetings of the terms of `round`: one term, or two that meet as a pair.
+  std::vector<std::vector<const Term*>> meetings(int round) const;
   void stores(SourceWriter& w) const;
   // Inside a walk's element loop, at group g: the pass's values and body at
   // each element r of the group, read j's element being `read_at(j)`;

@@ -95,12 +95,20 @@ int ReduceModel::term(TermKind kind, int input, int round, const std::string& ce
   return int(terms_.size() - 1);
 }
 
+// Rows held by one block of at most kTwoPassThreads threads take a second pass
+// over registers, about the first's mean: on the H100 that is as fast as one
+// pass about the first elements, or faster (layer norm over rows of 1024 and
+// 4096 elements), while rows of larger blocks, and of clusters, gain from
+// meeting once (bench/RESULTS.md, 2026-11-25).
+constexpr int kTwoPassThreads = 256;
+
 // Which pass accumulates each reduction's terms (ops.def's passes): the
 // first after every reduction its input depends on, and the next for a
 // second term, centred on the first's result; or the same pass, centred on
-// the mean of the output's first elements, where the walk streams the
-// elements (centred_on_first).
+// the mean of the output's first elements, unless a block holds the
+// elements and meets cheaply (centred_on_first).
 void ReduceModel::plan_terms() {
+  const bool held = s_.per > 0 && s_.cluster == 1 && s_.tr <= kTwoPassThreads;
   for (int i : step_.reads) ready_[i] = 0;
   for (int i : step_.nodes) {
     if (is_read(i)) continue;
@@ -116,7 +124,7 @@ void ReduceModel::plan_terms() {
     for (TermKind kind : reduction_passes(n.op)) {
       std::string centre;
       bool first = false;
-      if (previous >= 0 && centred_on_first(kind, s_.per > 0)) {
+      if (previous >= 0 && centred_on_first(kind, held)) {
         first = true;
         centre = "f_" + names_.at(x);
         --round;
@@ -372,10 +380,15 @@ void ReduceModel::first_elements(SourceWriter& w, int round) const {
     w.line(T + " " + t.centre + " = (" + T + ")0;");
     w.open("if (live && n > 0)");
     w.line("const nf_idx firsts = n < " + K + " ? n : " + K + ";");
-    w.open("for (nf_idx r = 0; r < firsts; ++r)");
+    // Unrolled, so that the loads are issued together rather than one after
+    // another's value.
+    w.line("#pragma unroll");
+    w.open("for (nf_idx r = 0; r < " + K + "; ++r)");
+    w.open("if (r < firsts)");
     element_values(
         w, closure_of({t.input}, 0), 0, [&](int j) { return element(j, "r"); }, any_general());
     w.line(t.centre + " = nf_add(" + t.centre + ", " + names_.at(t.input) + ");");
+    w.close();
     w.close();
     w.line(t.centre + " = " + t.centre + " / (" + T + ")firsts;");
     w.close();

@@ -51,10 +51,10 @@ void ReduceWalk::passes(const ReduceKernel& k, SourceWriter& w) const {
   k.stores(w);
 }
 
-void ReduceWalk::meet(const ReduceKernel& k, SourceWriter& w, const Term& t,
-                      const std::string& buffer) const {
-  w.line(t.name + " = " + k.lanes().allreduce(k.spec()) + "(" + t.name + ", " +
-         k.model().combine_op(t) + ", " + buffer + ");");
+void ReduceWalk::meet(const ReduceKernel& k, SourceWriter& w, const std::string& value,
+                      const std::string& op, const std::string& buffer) const {
+  w.line(value + " = " + k.lanes().allreduce(k.spec()) + "(" + value + ", " + op + ", " + buffer +
+         ");");
 }
 
 std::string ReduceWalk::store_guard() const {

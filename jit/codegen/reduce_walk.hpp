@@ -68,10 +68,11 @@ class ReduceWalk {
   // A walk over the thread's elements: the pass's body at each element r.
   virtual void element_loop(const ReduceKernel& k, SourceWriter& w,
                             const ElementPass& pass) const = 0;
-  // How term t's partial results meet, `buffer` the block's shared memory
-  // for it: over the threads that share an output (the lanes), and beyond.
-  virtual void meet(const ReduceKernel& k, SourceWriter& w, const Term& t,
-                    const std::string& buffer) const;
+  // How the partial results in `value` meet, combined by `op`, `buffer`
+  // the block's shared memory for them: over the threads that share an
+  // output (the lanes), and beyond.
+  virtual void meet(const ReduceKernel& k, SourceWriter& w, const std::string& value,
+                    const std::string& op, const std::string& buffer) const;
   // Which threads store the values per output (with tr == 0).
   virtual std::string store_guard() const;
 

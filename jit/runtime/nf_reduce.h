@@ -226,6 +226,21 @@ struct nf_sum_of_squares_term : nf_sum_term {
   }
 };
 
+// Two terms' accumulators that meet together (ReduceKernel::combine), and
+// their combination.
+template <class A, class B>
+struct nf_pair {
+  A a;
+  B b;
+};
+template <class OpA, class OpB>
+struct nf_pair_op {
+  template <class A, class B>
+  NF_HD nf_pair<A, B> operator()(const nf_pair<A, B>& x, const nf_pair<A, B>& y) const {
+    return {OpA()(x.a, y.a), OpB()(x.b, y.b)};
+  }
+};
+
 // ---- Finishing -----------------------------------------------------------------
 // A reduction's result from its terms' partial results over all its
 // elements, their count n and ddof (var, std), before its conversion to the
@@ -334,6 +349,10 @@ __device__ __forceinline__ nf_arg<T> nf_shfl_xor(nf_arg<T> v, int mask) {
 template <class T>
 __device__ __forceinline__ nf_moments<T> nf_shfl_xor(nf_moments<T> v, int mask) {
   return {nf_shfl_xor(v.s, mask), nf_shfl_xor(v.q, mask)};
+}
+template <class A, class B>
+__device__ __forceinline__ nf_pair<A, B> nf_shfl_xor(nf_pair<A, B> v, int mask) {
+  return {nf_shfl_xor(v.a, mask), nf_shfl_xor(v.b, mask)};
 }
 
 // Rows of TR consecutive threads (TR a power of two): every thread of a row

@@ -75,8 +75,9 @@ Centre term_centre(TermKind k);
 // Whether term k deviates from the mean of its output's first
 // kCentreElements elements (in C order along the reduced axes), in the pass
 // of the term before it, rather than from that term's mean in a pass of its
-// own: where the walk does not hold the elements (`held`: registers or a
-// block's memory), a second pass would read them from memory again. A few
+// own: unless the walk holds the elements where a second pass costs little
+// (`held`), it would read them from memory again, or cost a second meeting
+// of many threads or of a cluster's blocks. A few
 // elements rather than one keep an outlier first element from multiplying
 // the rounding error of var's one pass (by 1 + (centre - mean)^2 / var).
 bool centred_on_first(TermKind k, bool held);

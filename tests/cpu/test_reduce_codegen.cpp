@@ -95,7 +95,7 @@ TEST_CASE("outputs of too many elements, too few to fill a device, are split", "
   CHECK(nf::plan({layernorm(nf::ones({512, 1 << 16}))}).kernel_count() == 1);
 }
 
-TEST_CASE("var deviates from the mean of held rows, and from the first element of others",
+TEST_CASE("var deviates from the mean of rows a block holds, else from their first elements",
           "[host][codegen]") {
   // Held rows: a second pass over registers, about the first pass's mean.
   const std::string held = nf::kernel_source(nf::var(nf::ones({64, 4096}), 1));
@@ -112,6 +112,23 @@ TEST_CASE("var deviates from the mean of held rows, and from the first element o
           std::string::npos);
     CHECK(sources[1].find("nf_moments_term::accumulate") == std::string::npos);
   }
+  // Rows of a block of 1024 threads: one pass, the sum and moments one pair.
+  const std::string wide_block = nf::kernel_source(nf::var(nf::ones({64, 32768}), 1));
+  CHECK(wide_block.find("__cluster_dims__") == std::string::npos);
+  CHECK(count(wide_block, "nf_row_allreduce<1024>(q0, nf_pair_op<") == 1);
+  // Rows a cluster holds: one pass too, whose sum and moments meet as a pair,
+  // one meeting of the cluster where two passes would take two.
+  const std::string cluster = nf::kernel_source(nf::var(nf::ones({128, 65536}), 1));
+  CHECK(cluster.find("__cluster_dims__(8, 1, 1)") != std::string::npos);
+  CHECK(cluster.find("p1 = nf_moments_term::accumulate(p1, a0, r, f_a0);") != std::string::npos);
+  CHECK(count(cluster, "nf_pair<nf_sum_term::acc<nf_f32>, nf_moments_term::acc<nf_f32>>") == 1);
+  CHECK(count(cluster, "nf_row_allreduce<") == 1);
+  CHECK(count(cluster, "nf_cluster_allreduce<8>(q0, nf_pair_op<nf_sum_term, nf_moments_term>()") ==
+        1);
+  // f64 accumulators are too wide to pair in a slot: a meeting each.
+  const std::string wide = nf::kernel_source(nf::var(nf::ones({128, 65536}, nf::f64), 1));
+  CHECK(wide.find("f_a0") != std::string::npos);
+  CHECK(count(wide, "nf_pair_op<") == 0);
 }
 
 TEST_CASE("products of floating values accumulate in f64", "[host][codegen]") {
@@ -146,7 +163,7 @@ TEST_CASE("rows too long for a block are shared by a cluster where the device ha
   const std::string src = nf::kernel_source(layernorm(a));
   CHECK(count(src, "__global__") == 1);
   CHECK(src.find("__cluster_dims__(8, 1, 1)") != std::string::npos);
-  CHECK(count(src, "nf_cluster_allreduce<8>") == 2);
+  CHECK(count(src, "nf_cluster_allreduce<8>") == 1);  // one pass, its terms a pair
   // Values a later pass needs again stay in registers: softmax's exp once,
   // and its division takes one reciprocal per row.
   const std::string source = nf::kernel_source(softmax(a));

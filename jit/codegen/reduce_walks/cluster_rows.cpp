@@ -82,12 +82,11 @@ class ClusterRows final : public HeldRows {
   }
 
   // The block's threads meet, then the cluster's blocks.
-  void meet(const ReduceKernel& k, SourceWriter& w, const Term& t,
+  void meet(const ReduceKernel& k, SourceWriter& w, const std::string& value, const std::string& op,
             const std::string& buffer) const override {
-    HeldRows::meet(k, w, t, buffer);
-    w.line(t.name + " = nf_cluster_allreduce<" + std::to_string(k.spec().cluster) + ">(" + t.name +
-           ", " + k.model().combine_op(t) + ", nf_smem + " + std::to_string(2 * k.buffer_bytes()) +
-           ");");
+    HeldRows::meet(k, w, value, op, buffer);
+    w.line(value + " = nf_cluster_allreduce<" + std::to_string(k.spec().cluster) + ">(" + value +
+           ", " + op + ", nf_smem + " + std::to_string(2 * k.buffer_bytes()) + ");");
   }
 
   std::string store_guard() const override { return "live && c == 0"; }
