@@ -14,11 +14,17 @@
 // achieved GB/s and its ratio to a device-to-device copy of the same bytes
 // measured in the same run, the wall microseconds per call (back-to-back calls
 // ended by a sync, as the peers are timed) and the kernels the plan takes.
+// Each row also names its inputs' shapes and its axes (reduced, or the view's
+// permutation): `--list` prints the rows without timing them, on any machine,
+// for a peer to run the same grid.
 //
 //   sweep_bench [--quick] [--sizes 4M,64M] [--dtypes f32,f16] [--ranks 1,2]
-//               [--patterns elementwise,broadcast,...] [--seed S]
+//               [--patterns elementwise,broadcast,...] [--seed S] [--list]
 //
 // Sizes take K, M and G suffixes (powers of 1024) and count one input's bytes.
+// The whole grid (1 KiB to 1 GiB, four dtypes, ranks 1 to 4) is 7,320 rows,
+// an hour or more on a GPU: pick from it. --quick: 64 MiB, f32 and f16, ranks
+// 1 to 3 (316 rows).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -53,16 +59,19 @@ struct Options {
   std::vector<int> ranks = {1, 2, 3, 4};
   std::set<std::string> patterns;  // empty: all
   unsigned seed = 1;
+  bool list = false;  // print the grid's rows, without timing them (no GPU needed)
 };
 
-// One statement of the grid: its inputs, its expression, and the bytes it
-// must move at the least.
+// One statement of the grid: the shapes of its inputs (random normal values,
+// made when it runs), its expression, and the bytes it must move at the
+// least.
 struct Case {
   std::string pattern;
   std::string operand;  // what sets it apart within its pattern
-  std::vector<nf::Array> inputs;
+  std::vector<nf::Shape> inputs;
   std::function<nf::Expr(const std::vector<nf::Array>&)> expr;
   std::int64_t bytes = 0;
+  std::vector<int> axes;  // the reduced axes, or the view's permutation
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -133,13 +142,18 @@ std::int64_t bytes_of(const nf::Shape& s, nf::DType t) {
   return nf::numel(s) * std::int64_t(nf::itemsize(t));
 }
 
-std::string axes_name(const std::vector<int>& axes) {
-  std::string s = "axes ";
+// "0,2": a list of axes as the rows name them.
+std::string joined(const std::vector<int>& axes) {
+  std::string s;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     if (i) s += ',';
     s += std::to_string(axes[i]);
   }
   return s;
+}
+
+std::string axes_name(const std::vector<int>& axes) {
+  return "axes " + joined(axes);
 }
 
 // Every non-empty set of `rank` axes, as lists; `proper`: not all of them.
@@ -158,14 +172,13 @@ std::vector<std::vector<int>> axis_sets(int rank, bool proper) {
 // The grid's cases over one shape and dtype, the patterns `want` names.
 std::vector<Case> cases_of(const nf::Shape& s, nf::DType t, const std::set<std::string>& want) {
   const auto wanted = [&](const char* p) { return want.empty() || want.count(p); };
-  const auto in = [&](const nf::Shape& shape) { return nf::Array(nf::randn(shape, t)); };
   const int rank = int(s.size());
   const std::int64_t x_bytes = bytes_of(s, t);
   // relu(x + c) * 2: the elementwise statement whose operand c varies.
   const auto biased = [](const std::vector<nf::Array>& v) { return nf::relu(v[0] + v[1]) * 2.0f; };
   std::vector<Case> out;
   if (wanted("elementwise")) {
-    out.push_back({"elementwise", "same shape", {in(s), in(s)}, biased, 3 * x_bytes});
+    out.push_back({"elementwise", "same shape", {s, s}, biased, 3 * x_bytes, {}});
   }
   if (wanted("broadcast")) {
     // Size-1 axes anywhere (every proper set of axes longer than 1), then a
@@ -176,17 +189,19 @@ std::vector<Case> cases_of(const nf::Shape& s, nf::DType t, const std::set<std::
       if (c == s) continue;
       out.push_back({"broadcast",
                      "operand " + nf::to_string(c),
-                     {in(s), in(c)},
+                     {s, c},
                      biased,
-                     2 * x_bytes + bytes_of(c, t)});
+                     2 * x_bytes + bytes_of(c, t),
+                     {}});
     }
     if (rank > 1) {
       const nf::Shape c(s.begin() + 1, s.end());
       out.push_back({"broadcast",
                      "operand " + nf::to_string(c),
-                     {in(s), in(c)},
+                     {s, c},
                      biased,
-                     2 * x_bytes + bytes_of(c, t)});
+                     2 * x_bytes + bytes_of(c, t),
+                     {}});
     }
   }
   if (wanted("transposed") && rank > 1) {
@@ -205,16 +220,12 @@ std::vector<Case> cases_of(const nf::Shape& s, nf::DType t, const std::set<std::
       // x stored so that its view x.transpose(perm) has shape s.
       nf::Shape stored(rank);
       for (int a = 0; a < rank; ++a) stored[perm[a]] = s[a];
-      std::string name = "view transpose(";
-      for (int a = 0; a < rank; ++a) {
-        if (a) name += ',';
-        name += std::to_string(perm[a]);
-      }
       out.push_back({"transposed",
-                     name + ")",
-                     {in(stored), in(s)},
+                     "view transpose(" + joined(perm) + ")",
+                     {stored, s},
                      [perm](const auto& v) { return v[0].transpose(perm) + v[1]; },
-                     3 * x_bytes});
+                     3 * x_bytes,
+                     perm});
     }
   }
   if (wanted("stepped")) {
@@ -223,9 +234,10 @@ std::vector<Case> cases_of(const nf::Shape& s, nf::DType t, const std::set<std::
     twice[0] *= 2;
     out.push_back({"stepped",
                    "view [::2]",
-                   {in(twice)},
+                   {twice},
                    [](const auto& v) { return v[0](nf::slice(0, nf::none, 2)) * 2.0f; },
-                   2 * x_bytes});
+                   2 * x_bytes,
+                   {}});
   }
   for (const std::vector<int>& axes : axis_sets(rank, false)) {
     nf::Shape kept = s;
@@ -238,20 +250,36 @@ std::vector<Case> cases_of(const nf::Shape& s, nf::DType t, const std::set<std::
     if (wanted("reduce")) {
       out.push_back({"reduce",
                      "sum " + axes_name(axes),
-                     {in(s)},
+                     {s},
                      [ax](const auto& v) { return nf::sum(v[0], ax); },
-                     x_bytes + bytes_of(kept, t)});
+                     x_bytes + bytes_of(kept, t),
+                     axes});
     }
     if (wanted("reduce-back")) {
       const bool on_chip = slice * std::int64_t(nf::itemsize(t)) <= kOnChipBytes;
       out.push_back({"reduce-back",
                      "x - mean(x) " + axes_name(axes),
-                     {in(s)},
+                     {s},
                      [ax](const auto& v) { return v[0] - nf::mean(v[0], ax); },
-                     (on_chip ? 2 : 3) * x_bytes});
+                     (on_chip ? 2 : 3) * x_bytes,
+                     axes});
     }
   }
   return out;
+}
+
+// A row's keys, an open JSON object: what identifies the case, the bytes it
+// must move, its inputs' shapes and its axes, for the peers to run the same.
+std::string row_of(const Case& c, const std::string& form, const nf::Shape& shape, nf::DType t) {
+  std::string inputs;
+  for (const nf::Shape& in : c.inputs) {
+    std::vector<int> dims(in.begin(), in.end());
+    inputs += (inputs.empty() ? "[" : ",[") + joined(dims) + "]";
+  }
+  return "{\"work\":\"" + c.pattern + "\",\"operand\":\"" + c.operand + "\",\"form\":\"" + form +
+         "\",\"shape\":\"" + nf::to_string(shape) + "\",\"dtype\":\"" + std::string(nf::name(t)) +
+         "\",\"bytes\":" + std::to_string(c.bytes) + ",\"inputs\":[" + inputs + "],\"axes\":[" +
+         joined(c.axes) + "]";
 }
 
 // Wall microseconds per call: back-to-back calls ended by a sync, in batches
@@ -281,8 +309,9 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
     if (a == "--quick") {
-      o.sizes = {1 << 20, 1 << 26};
+      o.sizes = {1 << 26};
       o.dtypes = {nf::f32, nf::f16};
+      o.ranks = {1, 2, 3};
     } else if (a == "--sizes" && has_value) {
       o.sizes.clear();
       for (const std::string& s : split(argv[++i])) o.sizes.push_back(parse_size(s));
@@ -291,19 +320,41 @@ int main(int argc, char** argv) {
       for (const std::string& s : split(argv[++i])) o.dtypes.push_back(parse_dtype(s));
     } else if (a == "--ranks" && has_value) {
       o.ranks.clear();
-      for (const std::string& s : split(argv[++i]))
-        o.ranks.push_back(std::clamp(std::atoi(s.c_str()), 1, 4));
+      for (const std::string& s : split(argv[++i])) {
+        const int rank = std::atoi(s.c_str());
+        if (rank < 1 || rank > 4) {
+          std::fprintf(stderr, "sweep_bench: ranks are 1 to 4, got \"%s\"\n", s.c_str());
+          return 2;
+        }
+        o.ranks.push_back(rank);
+      }
     } else if (a == "--patterns" && has_value) {
       for (const std::string& s : split(argv[++i])) o.patterns.insert(s);
+    } else if (a == "--list") {
+      o.list = true;
     } else if (a == "--seed" && has_value) {
       o.seed = unsigned(std::strtoul(argv[++i], nullptr, 10));
     } else {
       std::fprintf(stderr,
                    "usage: sweep_bench [--quick] [--sizes 4M,64M] [--dtypes f32,f16] "
                    "[--ranks 1,2] [--patterns elementwise,broadcast,transposed,stepped,reduce,"
-                   "reduce-back] [--seed S]\n");
+                   "reduce-back] [--seed S] [--list]\n");
       return 2;
     }
+  }
+  std::mt19937 rng(o.seed);
+  if (o.list) {
+    int rows = 0;
+    for (nf::DType t : o.dtypes) {
+      for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
+        for (const Case& c : cases_of(shape, t, o.patterns)) {
+          std::printf("%s}\n", row_of(c, form, shape, t).c_str());
+          ++rows;
+        }
+      }
+    }
+    std::fprintf(stderr, "sweep_bench: %d rows\n", rows);
+    return 0;
   }
   if (nf::cuda::device_count() == 0) {
     std::puts("sweep_bench: no CUDA device");
@@ -312,7 +363,6 @@ int main(int argc, char** argv) {
   const auto& info = nf::cuda::device_info(0);
   std::printf("device: %s (%s, %d SMs)\n", info.name.c_str(), info.arch().c_str(), info.sm_count);
   nf::seed(o.seed);
-  std::mt19937 rng(o.seed);
 
   // A copy moving the same bytes (read and written), once per byte count.
   std::map<std::int64_t, double> copy_gbps;
@@ -330,19 +380,17 @@ int main(int argc, char** argv) {
   for (nf::DType t : o.dtypes) {
     for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
       for (const Case& c : cases_of(shape, t, o.patterns)) {
-        const nf::Expr e = c.expr(c.inputs);
-        const int kernels = nf::plan({e}).kernel_count();
+        std::vector<nf::Array> x;
+        for (const nf::Shape& in : c.inputs) x.push_back(nf::randn(in, t));
+        const int kernels = nf::plan({c.expr(x)}).kernel_count();
         nf::Array y;
-        const double us = bench::time_us([&] { y = c.expr(c.inputs); });
-        const double wall = wall_us([&] { y = c.expr(c.inputs); }, us);
+        const double us = bench::time_us([&] { y = c.expr(x); });
+        const double wall = wall_us([&] { y = c.expr(x); }, us);
         const double gbps = double(c.bytes) / (us * 1e-6) / 1e9;
         std::printf(
-            "{\"work\":\"%s\",\"operand\":\"%s\",\"form\":\"%s\",\"shape\":\"%s\","
-            "\"dtype\":\"%s\",\"fw\":\"numfuse\",\"bytes\":%lld,\"us\":%.2f,\"GBps\":%.1f,"
-            "\"of_copy\":%.3f,\"wall_us\":%.2f,\"kernels\":%d}\n",
-            c.pattern.c_str(), c.operand.c_str(), form.c_str(), nf::to_string(shape).c_str(),
-            std::string(nf::name(t)).c_str(), (long long)c.bytes, us, gbps, gbps / copy_of(c.bytes),
-            wall, kernels);
+            "%s,\"fw\":\"numfuse\",\"us\":%.2f,\"GBps\":%.1f,\"of_copy\":%.3f,"
+            "\"wall_us\":%.2f,\"kernels\":%d}\n",
+            row_of(c, form, shape, t).c_str(), us, gbps, gbps / copy_of(c.bytes), wall, kernels);
         std::fflush(stdout);
         ++rows;
       }
