@@ -36,6 +36,7 @@ Array Array::view(Shape shape, Strides strides, std::int64_t offset) const {
 
 bool Array::writeable() const {
   if (read_only_) return false;
+  if (size() == 0) return true;  // no element to repeat, whatever the strides
   for (std::size_t i = 0; i < shape_.size(); ++i) {
     if (shape_[i] > 1 && strides_[i] == 0) return false;
   }

@@ -497,6 +497,12 @@ TEST_CASE("broadcast views are read-only: writing to one raises and changes noth
   CHECK_FALSE(base.broadcast_to({1, 4}).writeable());
   CHECK_FALSE(base.broadcast_to({0, 4}).writeable());
   CHECK(base.expand_dims(0).writeable());
+  // An empty array repeats no element, whatever its strides: numpy's
+  // zeros(0).reshape(64, 0, 8, 5) is writeable (its strides here start with a 0).
+  Array empty = nf::zeros({0}).reshape({64, 0, 8, 5});
+  CHECK(empty.writeable());
+  CHECK_NOTHROW(empty -= nf::maximum(empty, 1.0f));
+  CHECK(empty.shape() == nf::Shape{64, 0, 8, 5});
 
   const std::string m = message_of<nf::ValueError>([&] { v += 1; });
   CHECK_THAT(m, Contains("read-only") && Contains("(3, 4)") && Contains("(0, 1)"));
