@@ -26,11 +26,9 @@
 // an hour or more on a GPU: pick from it. --quick: 64 MiB, f32 and f16, ranks
 // 1 to 3 (316 rows).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <random>
@@ -142,12 +140,13 @@ std::int64_t bytes_of(const nf::Shape& s, nf::DType t) {
   return nf::numel(s) * std::int64_t(nf::itemsize(t));
 }
 
-// "0,2": a list of axes as the rows name them.
-std::string joined(const std::vector<int>& axes) {
+// "0,2": a list of axes or dims as the rows name them.
+template <class Int>
+std::string joined(const std::vector<Int>& values) {
   std::string s;
-  for (std::size_t i = 0; i < axes.size(); ++i) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
     if (i) s += ',';
-    s += std::to_string(axes[i]);
+    s += std::to_string(values[i]);
   }
   return s;
 }
@@ -273,8 +272,8 @@ std::vector<Case> cases_of(const nf::Shape& s, nf::DType t, const std::set<std::
 std::string row_of(const Case& c, const std::string& form, const nf::Shape& shape, nf::DType t) {
   std::string inputs;
   for (const nf::Shape& in : c.inputs) {
-    std::vector<int> dims(in.begin(), in.end());
-    inputs += (inputs.empty() ? "[" : ",[") + joined(dims) + "]";
+    if (!inputs.empty()) inputs += ',';
+    inputs.append("[").append(joined(in)).append("]");
   }
   return "{\"work\":\"" + c.pattern + "\",\"operand\":\"" + c.operand + "\",\"form\":\"" + form +
          "\",\"shape\":\"" + nf::to_string(shape) + "\",\"dtype\":\"" + std::string(nf::name(t)) +
