@@ -328,7 +328,15 @@ int main(int argc, char** argv) {
         o.ranks.push_back(rank);
       }
     } else if (a == "--patterns" && has_value) {
-      for (const std::string& s : split(argv[++i])) o.patterns.insert(s);
+      for (const std::string& s : split(argv[++i])) {
+        static const std::set<std::string> known = {"elementwise", "broadcast", "transposed",
+                                                    "stepped",     "reduce",    "reduce-back"};
+        if (!known.count(s)) {
+          std::fprintf(stderr, "sweep_bench: no pattern \"%s\" (see --help)\n", s.c_str());
+          return 2;
+        }
+        o.patterns.insert(s);
+      }
     } else if (a == "--list") {
       o.list = true;
     } else if (a == "--seed" && has_value) {
