@@ -21,6 +21,10 @@ const char* access_name(Access a) {
       return "flat";
     case Access::scalar:
       return "scalar";
+    case Access::contiguous:
+      return "contig";
+    case Access::broadcast:
+      return "bcast";
     default:
       return "strided";
   }
@@ -38,7 +42,7 @@ FusedKernel::FusedKernel(const FusedSpec& spec)
       p_(*spec.program),
       step_(*spec.step),
       walk_(*spec.walk),
-      rank_(int(step_.domain.size())),
+      rank_(int(spec.collapsed ? spec.walk_dims.size() : step_.domain.size())),
       coords_(walk_.coordinates()) {}
 
 GeneratedKernel FusedKernel::run(bool with_source) {
@@ -80,7 +84,8 @@ void FusedKernel::name_values() {
 std::string FusedKernel::signature() const {
   std::string sig = "fused;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
                     std::to_string(rank_) + ";vec" + std::to_string(s_.vector_width) + "x" +
-                    std::to_string(s_.unroll) + ";in";
+                    std::to_string(s_.unroll) +
+                    (s_.collapsed ? s_.walk_wraps ? ";wrapping" : ";collapsed" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(name(o.dtype)) + "/" + access_name(o.access);
   sig += ";out";
@@ -163,7 +168,8 @@ std::string FusedKernel::scalar_args() const {
 }
 
 // Parameters: outputs, inputs, scalars, count, then shapes and strides where
-// the walk computes coordinates; each also listed in k_.params.
+// the walk computes coordinates (of the domain or of its collapsed dims);
+// each also listed in k_.params.
 std::string FusedKernel::parameters() {
   std::string params;
   auto add = [&](const std::string& decl) {
@@ -192,12 +198,14 @@ std::string FusedKernel::parameters() {
   }
   add("const nf_idx n");
   k_.params.push_back({KernelParam::Kind::count, 0, i64});
-  if (coords_) {
-    const std::string dims = "nf_dims<nf_idx, " + std::to_string(rank_) + ">";
-    add("const " + dims + " dom");
+  if (coords_ || s_.collapsed) {
+    // A collapsed walk's dims come with what divides by them (nf_kernel.h).
+    const std::string r = "<nf_idx, " + std::to_string(rank_) + ">";
+    add(std::string("const ") + (s_.collapsed ? "nf_walk_dims" : "nf_dims") + r + " dom");
+    const std::string dims = "nf_dims" + r;
     k_.params.push_back({KernelParam::Kind::dims, 0, i64});
     for (std::size_t j = 0; j < s_.reads.size(); ++j) {
-      if (s_.reads[j].access != Access::strided) continue;
+      if (s_.reads[j].access == Access::flat || s_.reads[j].access == Access::scalar) continue;
       add("const " + dims + " st_in" + std::to_string(j));
       k_.params.push_back({KernelParam::Kind::strides, int(j), i64});
     }
@@ -223,7 +231,13 @@ std::string FusedKernel::offset(const std::string& strides, Access a) const {
 
 std::string FusedKernel::kernel_text() {
   SourceWriter w;
-  w.raw("// numfuse fused kernel " + k_.name + "\n// signature: " + k_.signature + "\n");
+  w.raw("// numfuse fused kernel " + k_.name + "\n// signature: " + k_.signature + "\n//\n");
+  std::string comment = walk_.comment(s_);
+  for (std::size_t at = 0; at < comment.size();) {
+    const std::size_t end = std::min(comment.find('\n', at), comment.size());
+    w.raw("// " + comment.substr(at, end - at) + "\n");
+    at = end + 1;
+  }
   w.raw("typedef " + idx() + " nf_idx;\n\n");
   element_function(w);
   w.line("");

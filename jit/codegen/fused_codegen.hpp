@@ -12,8 +12,11 @@ namespace nf::jit {
 class FusedWalk;
 
 // How a kernel reaches an array: element i of the domain (flat), one element
-// for every i (scalar), or through strides over the domain's coordinates.
-enum class Access : std::uint8_t { flat, scalar, strided };
+// for every i (scalar), through strides over the domain's coordinates
+// (strided); or, where a walk takes vectors along the last of the domain's
+// collapsed dims (FusedSpec::walk_dims), with unit stride along that dim (a
+// vector load, contiguous) or stride 0 (one value for the vector, broadcast).
+enum class Access : std::uint8_t { flat, scalar, strided, contiguous, broadcast };
 
 struct OperandSpec {
   DType dtype;
@@ -31,6 +34,23 @@ struct FusedSpec {
   // flat array allows until a walk takes the step, then the walk's.
   int vector_width = 1;
   int unroll = 1;  // vector groups each thread loads before computing
+  // The domain with adjacent dims merged wherever every strided read steps
+  // through them as through one, dims of 1 dropped, and each read's strides
+  // over it (none for flat and scalar reads): the dims a walk that takes
+  // vectors along the last one computes coordinates of. Empty where an array
+  // is written through strides or none is read through them.
+  Shape walk_dims;
+  std::vector<Strides> walk_strides;
+  // Elements per vector along walk_dims' last dim: 16 bytes of the widest
+  // array loaded a vector at a time where the dim, the offsets and the
+  // strides allow, else 1.
+  int walk_vector_width = 1;
+  // Whether those vectors may cross the last dim's end (a dim that is not a
+  // multiple of the width, or a view not on a vector boundary): vectors of
+  // the flat arrays alone, the views read an element at a time, and the
+  // elements past the last whole vector one at a time.
+  bool walk_wraps = false;
+  bool collapsed = false;  // whether the walk took walk_dims
   // The walk that emits the kernel (fused_walks/); vector_width and unroll
   // are its launch shape, and what its kernel's signature names.
   const FusedWalk* walk = nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codegen/fused_walk.hpp"
+#include "core/shape_util.hpp"
 
 namespace nf::jit {
 namespace {
@@ -11,6 +12,68 @@ Access access_of(const Layout& l, const Shape& domain) {
   if (numel(l.shape) == 1) return Access::scalar;
   if (l.shape == domain && l.contiguous()) return Access::flat;
   return Access::strided;
+}
+
+// The domain with adjacent dims merged wherever every strided read steps
+// through them as through one, dims of 1 dropped, each strided read's strides
+// over it (FusedSpec::walk_dims), and the vector width along its last dim.
+void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape& domain) {
+  for (const OperandSpec& w : spec.writes)
+    if (w.access == Access::strided) return;
+  std::vector<std::size_t> views;
+  for (std::size_t j = 0; j < spec.reads.size(); ++j)
+    if (spec.reads[j].access == Access::strided) views.push_back(j);
+  if (views.empty()) return;
+  Shape dims;
+  std::vector<Strides> strides(views.size());
+  for (std::size_t d = 0; d < domain.size(); ++d) {
+    if (domain[d] == 1) continue;
+    std::vector<std::int64_t> step(views.size());
+    bool merge = !dims.empty();
+    for (std::size_t v = 0; v < views.size(); ++v) {
+      const Layout& l = all[views[v]];
+      step[v] = broadcast_strides(l.shape, l.strides, domain)[d];
+      merge = merge && strides[v].back() == step[v] * domain[d];
+    }
+    if (merge) dims.back() *= domain[d];
+    if (!merge) dims.push_back(domain[d]);
+    for (std::size_t v = 0; v < views.size(); ++v) {
+      if (merge) strides[v].back() = step[v];
+      if (!merge) strides[v].push_back(step[v]);
+    }
+  }
+  if (dims.empty()) {
+    dims = {1};
+    for (Strides& st : strides) st = {0};
+  }
+  spec.walk_dims = dims;
+  spec.walk_strides.assign(spec.reads.size(), {});
+  for (std::size_t v = 0; v < views.size(); ++v) spec.walk_strides[views[v]] = strides[v];
+  // 16-byte vectors of the widest array loaded a vector at a time: flat ones
+  // and views with unit stride along the last dim, each starting on a vector
+  // boundary at every coordinate.
+  const std::size_t reads = spec.reads.size();
+  auto vectors = [&](std::size_t j) {
+    const Access a = j < reads ? spec.reads[j].access : spec.writes[j - reads].access;
+    return a == Access::flat || (a == Access::strided && spec.walk_strides[j].back() == 1);
+  };
+  std::size_t widest = 1;
+  for (std::size_t j = 0; j < all.size(); ++j)
+    if (vectors(j)) widest = std::max(widest, itemsize(all[j].dtype));
+  const auto width = std::int64_t(16 / widest);
+  bool whole = dims.back() % width == 0;
+  for (std::size_t j = 0; j < all.size(); ++j) {
+    if (!vectors(j)) continue;
+    whole = whole && all[j].offset % width == 0;
+    if (j < reads && spec.reads[j].access == Access::strided) {
+      const Strides& st = spec.walk_strides[j];
+      for (std::size_t d = 0; d + 1 < st.size(); ++d) whole = whole && st[d] % width == 0;
+    }
+  }
+  // Else the flat arrays' vectors (make_fused_spec's vector_width), which
+  // may cross the last dim's end.
+  spec.walk_vector_width = whole ? int(width) : spec.vector_width;
+  spec.walk_wraps = !whole && spec.vector_width > 1;
 }
 
 }  // namespace
@@ -54,6 +117,7 @@ FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,
     if (a == Access::flat && all[j].offset % width != 0) aligned = false;
   }
   spec.vector_width = aligned && numel(step.domain) >= width ? int(width) : 1;
+  collapse_dims(spec, all, step.domain);
   // The first walk that applies takes the step and sets its launch shape.
   for (const FusedWalk* walk : fused_walks()) {
     if (walk->applies(spec)) {

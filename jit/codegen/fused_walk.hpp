@@ -11,6 +11,9 @@
 // fused_walks(); CONTRIBUTING.md, "Adding a kernel walk".
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "codegen/fused_codegen.hpp"
@@ -34,11 +37,29 @@ class FusedWalk {
   // element function takes them, and the kernel the domain's dims and the
   // strides of the arrays it reaches through strides.
   virtual bool coordinates() const;
+  // The kernel's comment, after its signature: how its threads cover the
+  // domain, and why this walk took the step.
+  virtual std::string comment(const FusedSpec& spec) const = 0;
   // The loops over the thread's elements, each around the element body.
   virtual void loop(const FusedKernel& k, SourceWriter& w) const;
 };
 
+// Parts of the walks that take vectors (fused_walk.cpp).
+// Vector groups a thread loads before computing: more keep more bytes in
+// flight, fewer spare registers where many arrays are loaded.
+int vector_unroll(const FusedSpec& spec);
+// `groups` (n / vector_width) and the grid-stride loop over each thread's
+// first group g0, left open.
+void open_vector_groups(const FusedKernel& k, SourceWriter& w);
+// The unrolled loop over a thread's `unroll` groups g (g0 + u * blockDim.x)
+// once every group is loaded: each element of a group computed from
+// `read(j)` (array j's value of element k of group u), the outputs stored a
+// vector at a time; groups past `groups` compute on zeros and store nothing.
+void compute_vector_groups(const FusedKernel& k, SourceWriter& w,
+                           const std::function<std::string(std::size_t)>& read);
+
 // The walks, one file each under fused_walks/.
+const FusedWalk& broadcast_vectors_walk();
 const FusedWalk& flat_elements_walk();
 const FusedWalk& flat_vectors_walk();
 const FusedWalk& strided_elements_walk();

@@ -1,5 +1,6 @@
 #include "codegen/step_kernels.hpp"
 
+#include "codegen/fast_division.hpp"
 #include "codegen/reduce_codegen.hpp"
 #include "core/shape_util.hpp"
 #include "numfuse/errors.hpp"
@@ -56,13 +57,18 @@ Strides StepKernels::fixed_values(std::size_t i, const KernelParam& param) const
       return k.extents.at(param.index);
     case KernelParam::Kind::count:
       return {numel(step_->domain)};
-    case KernelParam::Kind::dims:
+    case KernelParam::Kind::dims: {
+      const FusedSpec* f = std::get_if<FusedSpec>(&spec_);
+      if (f && f->collapsed) return walk_dims_values(f->walk_dims, f->index64);
       return step_->domain;
+    }
     case KernelParam::Kind::strides: {
       // A fused kernel's strides are each operand's (reads, then writes)
-      // broadcast over the domain.
+      // broadcast over the domain, or a read's over the collapsed dims.
       const std::size_t j = std::size_t(param.index);
       const std::size_t reads = step_->reads.size();
+      const FusedSpec* f = std::get_if<FusedSpec>(&spec_);
+      if (f && f->collapsed && j < reads) return f->walk_strides[j];
       const Layout l =
           j < reads ? *(*layouts_)[step_->reads[j]]
                     : write_layout(*schedule_, step_->writes[j - reads], *layouts_, *outputs_);

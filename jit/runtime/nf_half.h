@@ -1,11 +1,23 @@
 // f16 and bf16 storage: conversion to and from f32, rounding to nearest even.
 // Written with integer operations so that host and device produce the same
-// bits.
+// bits; a device takes the conversion instructions (bf16 from sm_80), which
+// give those bits (a NaN's aside) in one instruction where the integer path
+// takes up to ~20, enough to make a half-precision kernel compute-bound
+// (bench/RESULTS.md).
 #pragma once
 
 #include "nf_defs.h"
 
+#if (defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)) && !defined(NF_EMULATOR)
+#define NF_F16_INSTRUCTIONS 1
+#endif
+
 NF_HD unsigned short nf_f32_to_f16_bits(float f) {
+#ifdef NF_F16_INSTRUCTIONS
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
   const unsigned int x = nf_float_bits(f);
   const unsigned int sign = (x >> 16) & 0x8000u;
   const unsigned int a = x & 0x7fffffffu;
@@ -19,9 +31,15 @@ NF_HD unsigned short nf_f32_to_f16_bits(float f) {
   // Subnormal f16: a multiple of 2^-24; rintf rounds half to even.
   const float m = rintf(nf_bits_float(a) * 16777216.0f);
   return (unsigned short)(sign | (unsigned int)m);
+#endif
 }
 
 NF_HD float nf_f16_bits_to_f32(unsigned short h) {
+#ifdef NF_F16_INSTRUCTIONS
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
   const unsigned int sign = ((unsigned int)h & 0x8000u) << 16;
   const unsigned int e = (h >> 10) & 0x1fu;
   const unsigned int m = h & 0x3ffu;
@@ -31,12 +49,19 @@ NF_HD float nf_f16_bits_to_f32(unsigned short h) {
   }
   if (e == 31) return nf_bits_float(sign | 0x7f800000u | (m << 13));
   return nf_bits_float(sign | ((e + 112u) << 23) | (m << 13));
+#endif
 }
 
 NF_HD unsigned short nf_f32_to_bf16_bits(float f) {
+#if defined(NF_F16_INSTRUCTIONS) && __CUDA_ARCH__ >= 800
+  unsigned short b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return b;
+#else
   const unsigned int x = nf_float_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((x >> 16) | 0x40u);  // quiet NaN
   return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+#endif
 }
 
 NF_HD float nf_bf16_bits_to_f32(unsigned short b) {

@@ -7,6 +7,45 @@ struct nf_dims {
   I d[R];
 };
 
+// A domain's dims with, for each, what divides by it without a division
+// instruction: x / d[k] == (mulhi(x, m[k]) + x) >> s[k] for every index x
+// (Granlund and Montgomery; the host computes m and s, fast_division.cpp).
+template <class I, int R>
+struct nf_walk_dims {
+  I d[R];
+  I m[R];
+  I s[R];
+};
+
+template <class I>
+struct nf_unsigned;
+template <>
+struct nf_unsigned<int> {
+  typedef unsigned type;
+};
+template <>
+struct nf_unsigned<long long> {
+  typedef unsigned long long type;
+};
+__device__ __forceinline__ unsigned nf_mulhi(unsigned x, unsigned m) {
+  return __umulhi(x, m);
+}
+__device__ __forceinline__ unsigned long long nf_mulhi(unsigned long long x, unsigned long long m) {
+  return __umul64hi(x, m);
+}
+
+// The coordinate of index x along dim k (x % d[k]); x becomes x / d[k]. The
+// sum cannot overflow: indices are below 2^31 (2^63), the product's high
+// half below x.
+template <class I, int R>
+__device__ __forceinline__ I nf_coordinate(const nf_walk_dims<I, R>& w, int k, I& x) {
+  typedef typename nf_unsigned<I>::type U;
+  const I q = (I)((nf_mulhi((U)x, (U)w.m[k]) + (U)x) >> w.s[k]);
+  const I c = x - q * w.d[k];
+  x = q;
+  return c;
+}
+
 // N elements moved by one load or store (16 bytes for the widest dtype).
 template <class T, int N>
 struct __align__(sizeof(T) * N) nf_vec {

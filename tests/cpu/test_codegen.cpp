@@ -54,14 +54,34 @@ TEST_CASE("generated source is canonical: data and scalar values are parameters"
   CHECK(s1 != nf::kernel_source(nf::exp(a.astype(nf::f16)) * 2.0f + b));
 }
 
-TEST_CASE("views, broadcasts and half types take the strided path", "[host][codegen]") {
+TEST_CASE("views read into flat outputs take vectors along the collapsed dims", "[host][codegen]") {
   nf::Array a = nf::ones({8, 5}), row = nf::ones({5});
   const std::string flat = nf::kernel_source(a + 1.0f);
   CHECK(flat.find("nf_vec<nf_f32, 4>") != std::string::npos);
+  CHECK(flat.find("// Flat vectors:") != std::string::npos);
+  // A row (a bias) and a column: no division. Rows of 5 take vectors of the
+  // flat arrays that cross the rows' ends, the views an element at a time.
   const std::string bcast = nf::kernel_source(a + row);
-  CHECK(bcast.find("st_in1") != std::string::npos);
-  const std::string half = nf::kernel_source(nf::astype(a, nf::f16) * 2.0f);
-  CHECK(half.find("nf_f32_to_f16_bits") != std::string::npos);
+  CHECK(bcast.find(";rank2;vec4x2;wrapping;in:f32/flat:f32/strided;") != std::string::npos);
+  CHECK(bcast.find("// Broadcast vectors:") != std::string::npos);
+  CHECK(bcast.find("% dom") == std::string::npos);
+  CHECK(bcast.find("/= dom") == std::string::npos);
+  const std::string column = nf::kernel_source(nf::ones({8, 4}) + nf::ones({8, 1}));
+  CHECK(column.find(";collapsed;in:f32/flat:f32/bcast;") != std::string::npos);
+  // Rows of 8 elements take vectors of 4; (2, 3, 8) + (8,) merges its outer
+  // dims, (4, 3, 8) + (4, 1, 8) keeps three; f16 takes 8 elements a vector.
+  const std::string rows3 = nf::kernel_source(nf::ones({2, 3, 8}) + nf::ones({8}));
+  CHECK(rows3.find(";rank2;vec4x2;collapsed;") != std::string::npos);
+  const std::string mixed = nf::kernel_source(nf::ones({4, 3, 8}) + nf::ones({4, 1, 8}));
+  CHECK(mixed.find(";rank3;vec4x2;collapsed;in:f32/flat:f32/contig;") != std::string::npos);
+  const std::string half =
+      nf::kernel_source(nf::ones({4, 16}, nf::f16) + nf::ones({4, 1, 16}, nf::f16));
+  CHECK(half.find("nf_vec<unsigned short, 8>") != std::string::npos);
+  // A transposed view is read an element at a time.
+  const std::string transposed = nf::kernel_source(nf::ones({8, 8}) + nf::ones({8, 8}).T());
+  CHECK(transposed.find(";collapsed;in:f32/flat:f32/strided;") != std::string::npos);
+  const std::string to_half = nf::kernel_source(nf::astype(a, nf::f16) * 2.0f);
+  CHECK(to_half.find("nf_f32_to_f16_bits") != std::string::npos);
 }
 
 // On sm_90 a kernel may start before the kernel ahead of it in the stream has

@@ -63,6 +63,12 @@ T __shfl_xor_sync(unsigned, T v, int mask) {
   nf_emu_warps[t / 32]->arrive_and_wait();
   return out;
 }
+inline unsigned __umulhi(unsigned x, unsigned y) {
+  return unsigned((unsigned long long)x * y >> 32);
+}
+inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y) {
+  return (unsigned long long)((unsigned __int128)x * y >> 64);
+}
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }

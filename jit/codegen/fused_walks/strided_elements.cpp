@@ -2,6 +2,8 @@
 // the thread computes from its index, for steps that reach an array through
 // strides over the domain's coordinates (a view, a broadcast) or compute
 // iota, whose values are coordinates.
+#include <string>
+
 #include "codegen/fused_walk.hpp"
 
 namespace nf::jit {
@@ -19,6 +21,12 @@ class StridedElements final : public FusedWalk {
   }
 
   bool coordinates() const override { return true; }
+
+  std::string comment(const FusedSpec&) const override {
+    return "Strided elements: an array is written through strides, or the step\n"
+           "computes iota (whose values are coordinates); one element a thread,\n"
+           "its coordinates found by division.";
+  }
 
  private:
   static bool any_strided(const FusedSpec& spec) {

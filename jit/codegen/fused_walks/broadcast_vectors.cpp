@@ -1,0 +1,198 @@
+// Broadcast vectors: where arrays are read through views (a bias row, a
+// column of scales, a (B, 1, C) operand over (B, T, C), a stepped slice) and
+// every array written is flat, the walk takes the domain's collapsed dims
+// (FusedSpec::walk_dims: adjacent dims every view steps through as one
+// merged) and each thread `unroll` vectors along the last of them. A thread
+// finds a vector's coordinates once, with a multiply and a shift per dim in
+// place of a division (nf_coordinate), and loads a view a vector at a time
+// where its stride along the last dim is 1, once where it is 0, else one
+// element at a time. The vectors are whole: the last dim is a multiple of
+// their width.
+#include <string>
+#include <vector>
+
+#include "codegen/expressions.hpp"
+#include "codegen/fused_kernel.hpp"
+#include "codegen/fused_walk.hpp"
+#include "codegen/source_writer.hpp"
+
+namespace nf::jit {
+namespace {
+
+class BroadcastVectors final : public FusedWalk {
+ public:
+  // Steps with collapsed dims (a view read, no array written through
+  // strides) that compute no iota, whose values are coordinates.
+  bool applies(FusedSpec& spec) const override {
+    if (spec.walk_dims.empty()) return false;
+    for (int i : spec.step->nodes)
+      if (spec.program->nodes[i]->op == OpId::iota) return false;
+    spec.collapsed = true;
+    spec.vector_width = spec.walk_vector_width;
+    for (std::size_t j = 0; j < spec.reads.size(); ++j) {
+      if (spec.reads[j].access != Access::strided) continue;
+      const std::int64_t last = spec.walk_strides[j].back();
+      if (spec.walk_wraps) continue;
+      if (last == 1) spec.reads[j].access = Access::contiguous;
+      if (last == 0) spec.reads[j].access = Access::broadcast;
+    }
+    spec.unroll = vector_unroll(spec);
+    return true;
+  }
+
+  std::string comment(const FusedSpec& s) const override {
+    return "Broadcast vectors: arrays are read through views and written flat; the\n"
+           "domain's dims, merged where every view steps through them as one, are " +
+           std::to_string(s.walk_dims.size()) + ".\nEach thread takes " + std::to_string(s.unroll) +
+           " vector(s) of " + std::to_string(s.vector_width) +
+           " elements along the last dim, finds a vector's\n"
+           "coordinates once (a multiply and a shift a dim, no division) and loads a\n"
+           "view (contig) a vector at a time, (bcast) once, or (strided) an element\n"
+           "at a time.";
+  }
+
+  void loop(const FusedKernel& k, SourceWriter& w) const override {
+    const FusedSpec& s = k.spec();
+    const std::string W = std::to_string(s.vector_width), U = std::to_string(s.unroll);
+    const int rank = int(s.walk_dims.size());
+    auto vec = [&](DType t) { return "nf_vec<" + std::string(storage_ctype(t)) + ", " + W + ">"; };
+    open_vector_groups(k, w);
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      const Access a = s.reads[j].access;
+      const std::string J = std::to_string(j);
+      if (a == Access::broadcast) {
+        w.line(std::string(storage_ctype(s.reads[j].dtype)) + " s_in" + J + "[" + U + "] = {};");
+      } else if (a != Access::scalar) {
+        w.line(vec(s.reads[j].dtype) + " v_in" + J + "[" + U + "] = {};");
+      }
+    }
+    w.line("#pragma unroll");
+    w.open("for (int u = 0; u < " + U + "; ++u)");
+    w.line("const nf_idx g = g0 + (nf_idx)u * blockDim.x;");
+    w.open("if (g < groups)");
+    w.line("// The coordinates of the group's first element.");
+    coordinates(s, "g * " + W, w);
+    for (std::size_t j = 0; j < s.reads.size(); ++j) load(s, j, rank, vec, w);
+    if (s.walk_wraps) step_views(s, rank, w);
+    w.close();
+    w.close();
+    compute_vector_groups(k, w, [&](std::size_t j) {
+      const std::string J = std::to_string(j);
+      switch (s.reads[j].access) {
+        case Access::scalar:
+          return "in" + J + "[0]";
+        case Access::broadcast:
+          return "s_in" + J + "[u]";
+        default:
+          return "v_in" + J + "[u].v[k]";
+      }
+    });
+    w.close();
+    if (s.walk_wraps) tail(k, rank, w);
+  }
+
+ private:
+  // c0..c{rank-1} of element `first`, each found without a division.
+  static void coordinates(const FusedSpec& s, const std::string& first, SourceWriter& w) {
+    const int rank = int(s.walk_dims.size());
+    const std::string c = s.walk_wraps ? "nf_idx c" : "const nf_idx c";
+    w.line("nf_idx rest = " + first + ";");
+    for (int d = rank - 1; d > 0; --d) {
+      w.line(c + std::to_string(d) + " = nf_coordinate(dom, " + std::to_string(d) + ", rest);");
+    }
+    w.line(c + "0 = rest;");
+  }
+
+  // Where view j's element at c0..c{rank-1} lies.
+  static std::string at(std::size_t j, int rank) {
+    const std::string J = std::to_string(j);
+    std::string at;
+    for (int d = 0; d < rank; ++d) {
+      const std::string D = std::to_string(d);
+      at += (d ? " + c" : "c") + D + " * st_in" + J + ".d[" + D + "]";
+    }
+    return at;
+  }
+
+  // Wrapping vectors: the views' elements one at a time, the coordinates
+  // stepped as an odometer steps, with no division.
+  static void step_views(const FusedSpec& s, int rank, SourceWriter& w) {
+    std::vector<std::string> views;
+    for (std::size_t j = 0; j < s.reads.size(); ++j)
+      if (s.reads[j].access == Access::strided) views.push_back(std::to_string(j));
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.vector_width) + "; ++k)");
+    for (const std::string& J : views) w.line("v_in" + J + "[u].v[k] = in" + J + "[at" + J + "];");
+    const std::string last = std::to_string(rank - 1);
+    for (const std::string& J : views) w.line("at" + J + " += st_in" + J + ".d[" + last + "];");
+    for (int d = rank - 1; d > 0; --d) {
+      const std::string D = std::to_string(d), O = std::to_string(d - 1);
+      w.open("if (++c" + D + " == dom.d[" + D + "])");
+      w.line("c" + D + " = 0;");
+      for (const std::string& J : views) {
+        w.line("at" + J + " += st_in" + J + ".d[" + O + "] - dom.d[" + D + "] * st_in" + J + ".d[" +
+               D + "];");
+      }
+    }
+    for (int d = rank - 1; d > 0; --d) w.close();
+    w.close();
+  }
+
+  // The elements past the last whole vector, one a thread.
+  static void tail(const FusedKernel& k, int rank, SourceWriter& w) {
+    const FusedSpec& s = k.spec();
+    const std::string W = std::to_string(s.vector_width);
+    w.open("for (nf_idx i = n / " + W + " * " + W + " + first; i < n; i += stride)");
+    coordinates(s, "i", w);
+    k.element(w, [&](std::size_t j) {
+      const std::string J = std::to_string(j);
+      switch (s.reads[j].access) {
+        case Access::scalar:
+          return "in" + J + "[0]";
+        case Access::flat:
+          return "in" + J + "[i]";
+        default:
+          return "in" + J + "[" + at(j, rank) + "]";
+      }
+    });
+    for (std::size_t j = 0; j < s.writes.size(); ++j) {
+      const std::string J = std::to_string(j);
+      w.line("out" + J + "[i] = " + store_expr(s.writes[j].dtype, "r" + J) + ";");
+    }
+    w.close();
+  }
+
+  // Read j's values for group g of thread's group u.
+  template <class Vec>
+  static void load(const FusedSpec& s, std::size_t j, int rank, const Vec& vec, SourceWriter& w) {
+    const Access a = s.reads[j].access;
+    const std::string J = std::to_string(j), W = std::to_string(s.vector_width);
+    if (a == Access::scalar) return;
+    if (a == Access::flat) {
+      w.line("v_in" + J + "[u] = *(const " + vec(s.reads[j].dtype) + "*)(in" + J + " + g * " + W +
+             ");");
+      return;
+    }
+    w.line(std::string(s.walk_wraps ? "" : "const ") + "nf_idx at" + J + " = " + at(j, rank) + ";");
+    if (s.walk_wraps) return;
+    if (a == Access::contiguous) {
+      w.line("v_in" + J + "[u] = *(const " + vec(s.reads[j].dtype) + "*)(in" + J + " + at" + J +
+             ");");
+    } else if (a == Access::broadcast) {
+      w.line("s_in" + J + "[u] = in" + J + "[at" + J + "];");
+    } else {
+      w.line("#pragma unroll");
+      w.line("for (int k = 0; k < " + W + "; ++k) v_in" + J + "[u].v[k] = in" + J + "[at" + J +
+             " + k * st_in" + J + ".d[" + std::to_string(rank - 1) + "]];");
+    }
+  }
+};
+
+}  // namespace
+
+const FusedWalk& broadcast_vectors_walk() {
+  static const BroadcastVectors walk;
+  return walk;
+}
+
+}  // namespace nf::jit

@@ -1,0 +1,68 @@
+// What generated elementwise kernels over views compute, without a GPU: each
+// kernel runs in the emulator (kernel_emulator.hpp) against the CPU backend
+// on the same random data. The broadcast-vectors walk over the class of
+// views a statement reads: size-1 axes anywhere and lower ranks, last dims
+// that are and are not a multiple of the vector width (vectors that cross a
+// row's end, the elements past the last whole vector), several views at
+// once, a transposed view, half types and f64.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include <numfuse/jit.hpp>
+#include <numfuse/numfuse.hpp>
+
+#include "../on_device.hpp"
+
+#include "emulated_program.hpp"
+
+namespace {
+
+// The emulated kernel's result equals the CPU backend's: both compute each
+// element with the same operations in the same order.
+void check_same(const nf::Expr& e, const std::string& walk) {
+  INFO(nf::kernel_source(e).substr(0, 400));
+  CHECK(nf::kernel_source(e).find(walk) != std::string::npos);
+  const nf::Array got = nf::test::emulate({e})[0];
+  const std::vector<double> g = nf::Array(nf::astype(got, nf::f64)).to_vector<double>();
+  const std::vector<double> w = nf::Array(nf::astype(nf::Array(e), nf::f64)).to_vector<double>();
+  REQUIRE(g.size() == w.size());
+  std::size_t bad = g.size();
+  for (std::size_t i = 0; i < g.size() && bad == g.size(); ++i)
+    if (g[i] != w[i]) bad = i;
+  INFO("element " << bad << " of " << g.size());
+  CHECK(bad == g.size());
+}
+
+}  // namespace
+
+TEST_CASE("emulated: a view of every broadcast pattern over a rank-3 domain",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  for (const nf::Shape& shape : {nf::Shape{4, 3, 8}, nf::Shape{5, 3, 7}, nf::Shape{3, 5, 3}}) {
+    const bool whole = shape[2] % 4 == 0;
+    for (const nf::Shape& operand :
+         {nf::Shape{1, shape[1], shape[2]}, nf::Shape{shape[0], 1, shape[2]},
+          nf::Shape{shape[0], shape[1], 1}, nf::Shape{1, shape[1], 1}, nf::Shape{shape[2]}}) {
+      INFO(nf::to_string(shape) << " + " << nf::to_string(operand));
+      const nf::Array x = nf::randn(shape), c = nf::randn(operand);
+      check_same(nf::relu(x + c) * 2.0f, whole ? ";collapsed;" : ";wrapping;");
+    }
+  }
+}
+
+TEST_CASE("emulated: several views, a transposed one, half types and f64",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  const nf::Array x = nf::randn({6, 5, 9}), row = nf::randn({1, 5, 1}), col = nf::randn({6, 1, 9});
+  check_same(x * row + col, ";wrapping;");
+  const nf::Array y = nf::randn({37, 37}), b = nf::randn({37});
+  check_same(y + y.T() * b, ";wrapping;");
+  for (const nf::DType t : {nf::f16, nf::bf16, nf::f64}) {
+    INFO(nf::name(t));
+    const nf::Array h = nf::astype(nf::randn({7, 24}), t), r = nf::astype(nf::randn({24}), t);
+    const nf::Array odd = nf::astype(nf::randn({7, 13}), t), s = nf::astype(nf::randn({13}), t);
+    check_same(h - r, ";collapsed;");
+    check_same(odd * s, ";wrapping;");
+  }
+}
