@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "graph/build.hpp"
 #include "numfuse/errors.hpp"
@@ -165,7 +166,40 @@ class LineParser {
       pos_ = at;
       fail("\"" + name + "\" is not declared (declare inputs as `" + name + ": f32[rows, cols]`)");
     }
+    if (eat("[")) return indexed(*it->second->array);
     return it->second;
+  }
+
+  // After "name[": numpy's indices of a named array, each an integer or
+  // start:stop:step with any part left out, and the closing bracket; the
+  // view the statement reads.
+  NodePtr indexed(const Array& a) {
+    std::vector<Index> idx;
+    do {
+      std::optional<std::int64_t> part[3];
+      int colons = 0;
+      part[0] = index_number();
+      while (colons < 2 && eat(":")) part[++colons] = index_number();
+      if (colons == 0 && !part[0]) fail("expected an index or a slice");
+      if (colons == 0) idx.emplace_back(*part[0]);
+      if (colons > 0) idx.emplace_back(slice(part[0], part[1], part[2].value_or(1)));
+    } while (eat(","));
+    expect("]");
+    return make_leaf(a.index(idx));
+  }
+
+  // An integer, possibly negative, where one is written.
+  std::optional<std::int64_t> index_number() {
+    const std::size_t at = pos_;
+    const bool negative = eat("-");
+    bool integral = false;
+    const std::optional<double> v = number(&integral);
+    if (!v && !negative) return std::nullopt;
+    if (!v || !integral) {
+      pos_ = at;
+      fail("indices are integers");
+    }
+    return negative ? -std::int64_t(*v) : std::int64_t(*v);
   }
 
   // After "name(": the arguments and the closing parenthesis.

@@ -74,6 +74,21 @@ HEADERS
 [[ $(grep -c '^// numfuse .*kernel nf_' "$work/three.cu") -eq 3 ]] || fail "expected a kernel each"
 if grep -q 'NF_HD' "$work/three.cu"; then fail "inspect printed the device runtime without --full"; fi
 
+echo "== inspect --expr-file reads views of a named array, numpy's indices"
+cat >"$work/views.nf" <<'NF'
+x: f32[64, 512]
+y: f32[64, 1024]
+x + y[:, ::2]
+y[-1, 1:9] * 2
+NF
+"$tool" inspect --expr-file "$work/views.nf" >"$work/views.cu"
+grep -q '^// signature: fused;.*;in:f32/flat:f32/strided;' "$work/views.cu" ||
+  fail "y[:, ::2] not read through its stride"
+[[ $(grep -c '^// numfuse .*kernel nf_' "$work/views.cu") -eq 2 ]] || fail "expected a kernel each"
+printf 'y: f32[64, 1024]\ny[1.5]\n' >"$work/bad-index.nf"
+"$tool" inspect --expr-file "$work/bad-index.nf" 2>"$work/bad-index.err" && fail "y[1.5] accepted"
+grep -q 'bad-index.nf:2:3: indices are integers' "$work/bad-index.err" || fail "y[1.5] not named"
+
 echo "== bad arguments: one line, a non-zero exit"
 refused 2 "$tool" warmup
 refused 2 "$tool" warmup "$work/manifest" --bogus
