@@ -32,6 +32,9 @@ class FusedKernel {
   // element's coordinates where the walk computes them, its loads, the call,
   // its stores.
   void element_loop(SourceWriter& w, const std::string& start) const;
+  // Where an array reached as `a` lies at element i, or at the coordinates
+  // c0... with its strides `strides` (st_in1, st_out0).
+  std::string offset(const std::string& strides, Access a) const;
 
  private:
   const Node& node(int i) const { return *p_.nodes[i]; }
@@ -43,7 +46,6 @@ class FusedKernel {
   std::string scalar_params(const std::string& sep) const;
   std::string scalar_args() const;
   std::string parameters();
-  std::string offset(const std::string& strides, Access a) const;
   std::string kernel_text();
 
   const FusedSpec& s_;

@@ -24,22 +24,21 @@ void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape&
   for (std::size_t j = 0; j < spec.reads.size(); ++j)
     if (spec.reads[j].access == Access::strided) views.push_back(j);
   if (views.empty()) return;
+  std::vector<Strides> full;  // each view's strides over the domain
+  for (std::size_t j : views)
+    full.push_back(broadcast_strides(all[j].shape, all[j].strides, domain));
   Shape dims;
   std::vector<Strides> strides(views.size());
   for (std::size_t d = 0; d < domain.size(); ++d) {
     if (domain[d] == 1) continue;
-    std::vector<std::int64_t> step(views.size());
     bool merge = !dims.empty();
-    for (std::size_t v = 0; v < views.size(); ++v) {
-      const Layout& l = all[views[v]];
-      step[v] = broadcast_strides(l.shape, l.strides, domain)[d];
-      merge = merge && strides[v].back() == step[v] * domain[d];
-    }
+    for (std::size_t v = 0; v < views.size(); ++v)
+      merge = merge && strides[v].back() == full[v][d] * domain[d];
     if (merge) dims.back() *= domain[d];
     if (!merge) dims.push_back(domain[d]);
     for (std::size_t v = 0; v < views.size(); ++v) {
-      if (merge) strides[v].back() = step[v];
-      if (!merge) strides[v].push_back(step[v]);
+      if (merge) strides[v].back() = full[v][d];
+      if (!merge) strides[v].push_back(full[v][d]);
     }
   }
   if (dims.empty()) {

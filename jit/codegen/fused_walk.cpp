@@ -19,6 +19,12 @@ void FusedWalk::loop(const FusedKernel& k, SourceWriter& w) const {
   k.element_loop(w, "first");
 }
 
+bool computes_iota(const FusedSpec& spec) {
+  for (int i : spec.step->nodes)
+    if (spec.program->nodes[i]->op == OpId::iota) return true;
+  return false;
+}
+
 int vector_unroll(const FusedSpec& spec) {
   int streams = 0;
   for (const auto& o : spec.reads) streams += o.access != Access::scalar;

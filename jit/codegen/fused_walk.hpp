@@ -44,6 +44,10 @@ class FusedWalk {
   virtual void loop(const FusedKernel& k, SourceWriter& w) const;
 };
 
+// Whether the step computes iota, whose values are coordinates: only the
+// strided-elements walk computes them.
+bool computes_iota(const FusedSpec& spec);
+
 // Parts of the walks that take vectors (fused_walk.cpp).
 // Vector groups a thread loads before computing: more keep more bytes in
 // flight, fewer spare registers where many arrays are loaded.

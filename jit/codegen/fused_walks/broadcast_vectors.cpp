@@ -6,8 +6,11 @@
 // finds a vector's coordinates once, with a multiply and a shift per dim in
 // place of a division (nf_coordinate), and loads a view a vector at a time
 // where its stride along the last dim is 1, once where it is 0, else one
-// element at a time. The vectors are whole: the last dim is a multiple of
-// their width.
+// element at a time. Where the last dim is not a multiple of the width, or
+// a view is off a vector boundary, the vectors are the flat arrays' and may
+// cross a row's end: the views are then read an element at a time, their
+// offsets stepped as an odometer steps, and the elements past the last
+// whole vector go one at a time.
 #include <string>
 #include <vector>
 
@@ -24,15 +27,13 @@ class BroadcastVectors final : public FusedWalk {
   // Steps with collapsed dims (a view read, no array written through
   // strides) that compute no iota, whose values are coordinates.
   bool applies(FusedSpec& spec) const override {
-    if (spec.walk_dims.empty()) return false;
-    for (int i : spec.step->nodes)
-      if (spec.program->nodes[i]->op == OpId::iota) return false;
+    if (spec.walk_dims.empty() || computes_iota(spec)) return false;
     spec.collapsed = true;
     spec.vector_width = spec.walk_vector_width;
-    for (std::size_t j = 0; j < spec.reads.size(); ++j) {
+    // Wrapping vectors read every view an element at a time.
+    for (std::size_t j = 0; j < spec.reads.size() && !spec.walk_wraps; ++j) {
       if (spec.reads[j].access != Access::strided) continue;
       const std::int64_t last = spec.walk_strides[j].back();
-      if (spec.walk_wraps) continue;
       if (last == 1) spec.reads[j].access = Access::contiguous;
       if (last == 0) spec.reads[j].access = Access::broadcast;
     }
@@ -72,7 +73,7 @@ class BroadcastVectors final : public FusedWalk {
     w.open("if (g < groups)");
     w.line("// The coordinates of the group's first element.");
     coordinates(s, "g * " + W, w);
-    for (std::size_t j = 0; j < s.reads.size(); ++j) load(s, j, rank, vec, w);
+    for (std::size_t j = 0; j < s.reads.size(); ++j) load(k, j, vec, w);
     if (s.walk_wraps) step_views(s, rank, w);
     w.close();
     w.close();
@@ -88,7 +89,7 @@ class BroadcastVectors final : public FusedWalk {
       }
     });
     w.close();
-    if (s.walk_wraps) tail(k, rank, w);
+    if (s.walk_wraps) tail(k, w);
   }
 
  private:
@@ -101,17 +102,6 @@ class BroadcastVectors final : public FusedWalk {
       w.line(c + std::to_string(d) + " = nf_coordinate(dom, " + std::to_string(d) + ", rest);");
     }
     w.line(c + "0 = rest;");
-  }
-
-  // Where view j's element at c0..c{rank-1} lies.
-  static std::string at(std::size_t j, int rank) {
-    const std::string J = std::to_string(j);
-    std::string at;
-    for (int d = 0; d < rank; ++d) {
-      const std::string D = std::to_string(d);
-      at += (d ? " + c" : "c") + D + " * st_in" + J + ".d[" + D + "]";
-    }
-    return at;
   }
 
   // Wrapping vectors: the views' elements one at a time, the coordinates
@@ -139,7 +129,7 @@ class BroadcastVectors final : public FusedWalk {
   }
 
   // The elements past the last whole vector, one a thread.
-  static void tail(const FusedKernel& k, int rank, SourceWriter& w) {
+  static void tail(const FusedKernel& k, SourceWriter& w) {
     const FusedSpec& s = k.spec();
     const std::string W = std::to_string(s.vector_width);
     w.open("for (nf_idx i = n / " + W + " * " + W + " + first; i < n; i += stride)");
@@ -152,7 +142,7 @@ class BroadcastVectors final : public FusedWalk {
         case Access::flat:
           return "in" + J + "[i]";
         default:
-          return "in" + J + "[" + at(j, rank) + "]";
+          return "in" + J + "[" + k.offset("st_in" + J, Access::strided) + "]";
       }
     });
     for (std::size_t j = 0; j < s.writes.size(); ++j) {
@@ -164,7 +154,8 @@ class BroadcastVectors final : public FusedWalk {
 
   // Read j's values for group g of thread's group u.
   template <class Vec>
-  static void load(const FusedSpec& s, std::size_t j, int rank, const Vec& vec, SourceWriter& w) {
+  static void load(const FusedKernel& k, std::size_t j, const Vec& vec, SourceWriter& w) {
+    const FusedSpec& s = k.spec();
     const Access a = s.reads[j].access;
     const std::string J = std::to_string(j), W = std::to_string(s.vector_width);
     if (a == Access::scalar) return;
@@ -173,7 +164,8 @@ class BroadcastVectors final : public FusedWalk {
              ");");
       return;
     }
-    w.line(std::string(s.walk_wraps ? "" : "const ") + "nf_idx at" + J + " = " + at(j, rank) + ";");
+    w.line(std::string(s.walk_wraps ? "" : "const ") + "nf_idx at" + J + " = " +
+           k.offset("st_in" + J, Access::strided) + ";");
     if (s.walk_wraps) return;
     if (a == Access::contiguous) {
       w.line("v_in" + J + "[u] = *(const " + vec(s.reads[j].dtype) + "*)(in" + J + " + at" + J +
@@ -183,7 +175,7 @@ class BroadcastVectors final : public FusedWalk {
     } else {
       w.line("#pragma unroll");
       w.line("for (int k = 0; k < " + W + "; ++k) v_in" + J + "[u].v[k] = in" + J + "[at" + J +
-             " + k * st_in" + J + ".d[" + std::to_string(rank - 1) + "]];");
+             " + k * st_in" + J + ".d[" + std::to_string(s.walk_dims.size() - 1) + "]];");
     }
   }
 };

@@ -14,7 +14,7 @@ class StridedElements final : public FusedWalk {
   // A domain of one dim or more, one of whose arrays is strided or whose
   // step computes iota; one element a thread, no vectors.
   bool applies(FusedSpec& spec) const override {
-    if (spec.step->domain.size() == 0 || (!any_strided(spec) && !has_iota(spec))) return false;
+    if (spec.step->domain.size() == 0 || (!any_strided(spec) && !computes_iota(spec))) return false;
     spec.vector_width = 1;
     spec.unroll = 1;
     return true;
@@ -34,11 +34,6 @@ class StridedElements final : public FusedWalk {
       if (o.access == Access::strided) return true;
     for (const auto& o : spec.writes)
       if (o.access == Access::strided) return true;
-    return false;
-  }
-  static bool has_iota(const FusedSpec& spec) {
-    for (int i : spec.step->nodes)
-      if (spec.program->nodes[i]->op == OpId::iota) return true;
     return false;
   }
 };
