@@ -40,6 +40,9 @@ const std::map<std::string, OpId, std::less<>> kBinary = {
     {"==", OpId::equal},      {"!=", OpId::not_equal},
 };
 
+// 2^63, exact as a double: the first integer an int64 cannot hold.
+constexpr double kInt64Reach = 9223372036854775808.0;
+
 // One line, parsed by recursive descent; names resolve in `names`.
 class LineParser {
  public:
@@ -199,6 +202,10 @@ class LineParser {
       pos_ = at;
       fail("indices are integers");
     }
+    if (*v >= kInt64Reach) {
+      pos_ = at;
+      fail("the index is past any axis's length");
+    }
     return negative ? -std::int64_t(*v) : std::int64_t(*v);
   }
 
@@ -276,6 +283,7 @@ NodePtr declaration(LineParser& p) {
       bool integral = false;
       const std::optional<double> d = p.number(&integral);
       if (!d || !integral) p.fail("expected a dimension");
+      if (*d >= kInt64Reach) p.fail("a dimension past what a 64-bit count holds");
       shape.push_back(std::int64_t(*d));
     } while (p.eat(","));
     p.expect("]");

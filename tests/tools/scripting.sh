@@ -88,6 +88,12 @@ grep -q '^// signature: fused;.*;in:f32/flat:f32/strided;' "$work/views.cu" ||
 printf 'y: f32[64, 1024]\ny[1.5]\n' >"$work/bad-index.nf"
 "$tool" inspect --expr-file "$work/bad-index.nf" 2>"$work/bad-index.err" && fail "y[1.5] accepted"
 grep -q 'bad-index.nf:2:3: indices are integers' "$work/bad-index.err" || fail "y[1.5] not named"
+printf 'y: f32[64, 1024]\ny[99999999999999999999999]\n' >"$work/huge-index.nf"
+"$tool" inspect --expr-file "$work/huge-index.nf" 2>"$work/huge-index.err" && fail "a huge index accepted"
+grep -q "huge-index.nf:2:3: the index is past" "$work/huge-index.err" || fail "a huge index not named"
+printf 'y: f32[99999999999999999999999]\n' >"$work/huge-dim.nf"
+"$tool" inspect --expr-file "$work/huge-dim.nf" 2>"$work/huge-dim.err" && fail "a huge dim accepted"
+grep -q "huge-dim.nf:1:.*a dimension past" "$work/huge-dim.err" || fail "a huge dim not named"
 
 echo "== bad arguments: one line, a non-zero exit"
 refused 2 "$tool" warmup
