@@ -8,9 +8,12 @@
 namespace nf::jit {
 namespace {
 
+// An array that broadcasts to the domain with as many elements is the
+// domain's shape but for dims of 1: contiguous, its element i is the
+// domain's (a (n,) operand over (1, n) is flat).
 Access access_of(const Layout& l, const Shape& domain) {
   if (numel(l.shape) == 1) return Access::scalar;
-  if (l.shape == domain && l.contiguous()) return Access::flat;
+  if (numel(l.shape) == numel(domain) && l.contiguous()) return Access::flat;
   return Access::strided;
 }
 

@@ -56,6 +56,9 @@ TEST_CASE("emulated: several views, a transposed one, half types and f64",
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   const nf::Array x = nf::randn({6, 5, 9}), row = nf::randn({1, 5, 1}), col = nf::randn({6, 1, 9});
   check_same(x * row + col, ";wrapping;");
+  // An operand with the domain's elements but fewer dims is flat.
+  const nf::Array one_row = nf::randn({1, 40}), flat = nf::randn({40});
+  check_same(one_row + flat, "// Flat vectors:");
   const nf::Array y = nf::randn({37, 37}), b = nf::randn({37});
   check_same(y + y.T() * b, ";wrapping;");
   for (const nf::DType t : {nf::f16, nf::bf16, nf::f64}) {
