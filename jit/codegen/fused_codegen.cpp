@@ -25,6 +25,8 @@ const char* access_name(Access a) {
       return "contig";
     case Access::broadcast:
       return "bcast";
+    case Access::tiled:
+      return "tile";
     default:
       return "strided";
   }
@@ -84,8 +86,7 @@ void FusedKernel::name_values() {
 std::string FusedKernel::signature() const {
   std::string sig = "fused;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
                     std::to_string(rank_) + ";vec" + std::to_string(s_.vector_width) + "x" +
-                    std::to_string(s_.unroll) +
-                    (s_.collapsed ? s_.walk_wraps ? ";wrapping" : ";collapsed" : "") + ";in";
+                    std::to_string(s_.unroll) + collapse_name() + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(name(o.dtype)) + "/" + access_name(o.access);
   sig += ";out";
@@ -101,6 +102,14 @@ std::string FusedKernel::signature() const {
   sig += ";write";
   for (int w : step_.writes) sig += ":" + names_.at(w);
   return sig;
+}
+
+// How a walk over the collapsed dims takes them: tiles of a dim and the last,
+// vectors that may cross the last dim's end, or whole vectors along it.
+std::string FusedKernel::collapse_name() const {
+  if (!s_.collapsed) return "";
+  if (s_.tile_dim >= 0) return ";tiles" + std::to_string(s_.tile_dim);
+  return s_.walk_wraps ? ";wrapping" : ";collapsed";
 }
 
 // One statement per computed value.
@@ -204,6 +213,11 @@ std::string FusedKernel::parameters() {
     add(std::string("const ") + (s_.collapsed ? "nf_walk_dims" : "nf_dims") + r + " dom");
     const std::string dims = "nf_dims" + r;
     k_.params.push_back({KernelParam::Kind::dims, 0, i64});
+    if (s_.collapsed && s_.tile_dim >= 0) {
+      // The grid of tiles: the dims, the tiled two in tiles.
+      add("const nf_walk_dims" + r + " tiles");
+      k_.params.push_back({KernelParam::Kind::dims, 1, i64});
+    }
     for (std::size_t j = 0; j < s_.reads.size(); ++j) {
       if (s_.reads[j].access == Access::flat || s_.reads[j].access == Access::scalar) continue;
       add("const " + dims + " st_in" + std::to_string(j));

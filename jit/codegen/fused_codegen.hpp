@@ -16,7 +16,8 @@ class FusedWalk;
 // (strided); or, where a walk takes vectors along the last of the domain's
 // collapsed dims (FusedSpec::walk_dims), with unit stride along that dim (a
 // vector load, contiguous) or stride 0 (one value for the vector, broadcast).
-enum class Access : std::uint8_t { flat, scalar, strided, contiguous, broadcast };
+// A view read through a shared-memory tile (permuted tiles) is tiled.
+enum class Access : std::uint8_t { flat, scalar, strided, contiguous, broadcast, tiled };
 
 struct OperandSpec {
   DType dtype;
@@ -50,6 +51,11 @@ struct FusedSpec {
   // the flat arrays alone, the views read an element at a time, and the
   // elements past the last whole vector one at a time.
   bool walk_wraps = false;
+  // A collapsed dim other than the last along which a view is contiguous
+  // while it steps otherwise along the last (a transposed or permuted
+  // view): where tiles of that dim and the last are staged through shared
+  // memory; -1 where there is none.
+  int tile_dim = -1;
   bool collapsed = false;  // whether the walk took walk_dims
   // The walk that emits the kernel (fused_walks/); vector_width and unroll
   // are its launch shape, and what its kernel's signature names.

@@ -41,6 +41,7 @@ class FusedKernel {
   void name_values();
   std::string idx() const { return s_.index64 ? "long long" : "int"; }
   std::string signature() const;
+  std::string collapse_name() const;
   std::string value_expr(int i) const;
   void element_function(SourceWriter& w) const;
   std::string scalar_params(const std::string& sep) const;

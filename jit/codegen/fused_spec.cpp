@@ -51,6 +51,14 @@ void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape&
   spec.walk_dims = dims;
   spec.walk_strides.assign(spec.reads.size(), {});
   for (std::size_t v = 0; v < views.size(); ++v) spec.walk_strides[views[v]] = strides[v];
+  // A permuted view: unit stride along a dim before the last, and a stride
+  // along the last that is neither 0 nor 1.
+  for (std::size_t v = 0; v < views.size() && spec.tile_dim < 0; ++v) {
+    const Strides& st = strides[v];
+    if (st.back() == 0 || st.back() == 1) continue;
+    for (std::size_t d = 0; d + 1 < st.size() && spec.tile_dim < 0; ++d)
+      if (st[d] == 1) spec.tile_dim = int(d);
+  }
   // 16-byte vectors of the widest array loaded a vector at a time: flat ones
   // and views with unit stride along the last dim, each starting on a vector
   // boundary at every coordinate.
@@ -87,6 +95,13 @@ Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<La
     return {a.dtype(), a.shape(), a.strides(), a.offset()};
   }
   return *layouts[i];
+}
+
+Shape tile_grid(const FusedSpec& spec) {
+  Shape grid = spec.walk_dims;
+  for (std::int64_t* d : {&grid[std::size_t(spec.tile_dim)], &grid.back()})
+    *d = (*d + kTileEdge - 1) / kTileEdge;
+  return grid;
 }
 
 FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,

@@ -16,6 +16,13 @@ namespace nf::jit {
 Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<Layout>>& layouts,
                     const std::vector<Array>& outputs);
 
+// The edge of a tile the permuted-tiles walk stages through shared memory.
+constexpr int kTileEdge = 32;
+
+// The grid of tiles of a spec with a tile_dim: walk_dims with that dim and
+// the last counted in tiles of kTileEdge.
+Shape tile_grid(const FusedSpec& spec);
+
 FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<std::optional<Layout>>& layouts,
                           const std::vector<Array>& outputs);

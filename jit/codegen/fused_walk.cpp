@@ -70,17 +70,17 @@ void compute_vector_groups(const FusedKernel& k, SourceWriter& w,
   w.close();
 }
 
-// The order is the preference: vectors along the collapsed dims wherever
+// The order is the preference: tiles through shared memory wherever a view
+// is permuted and arrays are written flat, with no iota; vectors along the
+// collapsed dims wherever
 // arrays are read through views and written flat, with no iota; coordinates
 // wherever another array is a view or the step computes iota (whose values
 // are coordinates), as no flat walk computes them; vectors where every flat
 // array allows them; single elements for the rest.
 const std::vector<const FusedWalk*>& fused_walks() {
   static const std::vector<const FusedWalk*> walks = {
-      &broadcast_vectors_walk(),
-      &strided_elements_walk(),
-      &flat_vectors_walk(),
-      &flat_elements_walk(),
+      &permuted_tiles_walk(), &broadcast_vectors_walk(), &strided_elements_walk(),
+      &flat_vectors_walk(),   &flat_elements_walk(),
   };
   return walks;
 }

@@ -64,6 +64,7 @@ void compute_vector_groups(const FusedKernel& k, SourceWriter& w,
 
 // The walks, one file each under fused_walks/.
 const FusedWalk& broadcast_vectors_walk();
+const FusedWalk& permuted_tiles_walk();
 const FusedWalk& flat_elements_walk();
 const FusedWalk& flat_vectors_walk();
 const FusedWalk& strided_elements_walk();

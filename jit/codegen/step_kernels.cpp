@@ -59,6 +59,7 @@ Strides StepKernels::fixed_values(std::size_t i, const KernelParam& param) const
       return {numel(step_->domain)};
     case KernelParam::Kind::dims: {
       const FusedSpec* f = std::get_if<FusedSpec>(&spec_);
+      if (f && f->collapsed && param.index == 1) return walk_dims_values(tile_grid(*f), f->index64);
       if (f && f->collapsed) return walk_dims_values(f->walk_dims, f->index64);
       return step_->domain;
     }

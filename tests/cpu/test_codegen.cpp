@@ -77,9 +77,15 @@ TEST_CASE("views read into flat outputs take vectors along the collapsed dims", 
   const std::string half =
       nf::kernel_source(nf::ones({4, 16}, nf::f16) + nf::ones({4, 1, 16}, nf::f16));
   CHECK(half.find("nf_vec<unsigned short, 8>") != std::string::npos);
-  // A transposed view is read an element at a time.
+  // A transposed view goes through shared-memory tiles; a stepped one is
+  // read an element at a time.
   const std::string transposed = nf::kernel_source(nf::ones({8, 8}) + nf::ones({8, 8}).T());
-  CHECK(transposed.find(";collapsed;in:f32/flat:f32/strided;") != std::string::npos);
+  CHECK(transposed.find(";tiles0;in:f32/flat:f32/tile;") != std::string::npos);
+  CHECK(transposed.find("// Permuted tiles:") != std::string::npos);
+  const nf::Array wide = nf::ones({8, 16});
+  const std::string stepped =
+      nf::kernel_source(nf::ones({8, 8}) + wide(nf::all, nf::slice(0, 16, 2)));
+  CHECK(stepped.find(";collapsed;in:f32/flat:f32/strided;") != std::string::npos);
   const std::string to_half = nf::kernel_source(nf::astype(a, nf::f16) * 2.0f);
   CHECK(to_half.find("nf_f32_to_f16_bits") != std::string::npos);
 }

@@ -4,7 +4,8 @@
 // views a statement reads: size-1 axes anywhere and lower ranks, last dims
 // that are and are not a multiple of the vector width (vectors that cross a
 // row's end, the elements past the last whole vector), several views at
-// once, a transposed view, half types and f64.
+// once, half types and f64; and the permuted-tiles walk over transposed and
+// axis-permuted views, whole and partial tiles.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -60,12 +61,36 @@ TEST_CASE("emulated: several views, a transposed one, half types and f64",
   const nf::Array one_row = nf::randn({1, 40}), flat = nf::randn({40});
   check_same(one_row + flat, "// Flat vectors:");
   const nf::Array y = nf::randn({37, 37}), b = nf::randn({37});
-  check_same(y + y.T() * b, ";wrapping;");
+  check_same(y + y.T() * b, ";tiles0;");
   for (const nf::DType t : {nf::f16, nf::bf16, nf::f64}) {
     INFO(nf::name(t));
     const nf::Array h = nf::astype(nf::randn({7, 24}), t), r = nf::astype(nf::randn({24}), t);
     const nf::Array odd = nf::astype(nf::randn({7, 13}), t), s = nf::astype(nf::randn({13}), t);
     check_same(h - r, ";collapsed;");
     check_same(odd * s, ";wrapping;");
+  }
+}
+
+TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // Whole tiles, partial ones on both edges, a single partial tile.
+  for (const nf::Shape& shape : {nf::Shape{64, 96}, nf::Shape{70, 45}, nf::Shape{5, 9}}) {
+    INFO(nf::to_string(shape));
+    const nf::Array a = nf::randn({shape[1], shape[0]}), x = nf::randn(shape);
+    const nf::Array bias = nf::randn({shape[1]});
+    check_same(nf::relu(a.T() + x) * bias, ";tiles0;");
+  }
+  // Axes (2, 0, 1) of a (9, 40, 33) array read over (33, 9, 40): contiguous
+  // along dim 0 of the domain; (0, 2, 1) of (4, 40, 36): along dim 1.
+  const nf::Array p = nf::randn({9, 40, 33}), q = nf::randn({33, 9, 40});
+  check_same(nf::transpose(p, {2, 0, 1}) - q, ";tiles0;");
+  const nf::Array r = nf::randn({4, 40, 36}), t = nf::randn({4, 36, 40});
+  check_same(nf::transpose(r, {0, 2, 1}) * t, ";tiles1;");
+  for (const nf::DType dt : {nf::f16, nf::bf16, nf::f64}) {
+    INFO(nf::name(dt));
+    const nf::Array h = nf::astype(nf::randn({40, 33}), dt),
+                    g = nf::astype(nf::randn({33, 40}), dt);
+    check_same(h.T() + g, ";tiles0;");
   }
 }

@@ -86,6 +86,7 @@ TEST_CASE("equal signatures give byte-identical sources over a sweep of shapes a
       for (const nf::Shape& shape : shapes) {
         const nf::Array x = nf::empty(shape, t);
         const nf::Array row = nf::empty({1, shape[1]}, t), col = nf::empty({shape[0], 1}, t);
+        const nf::Array across = nf::empty({shape[1], shape[0]}, t);
         const std::vector<std::vector<nf::Expr>> statements = {
             {nf::sum(x, 1)},
             {layernorm(x)},
@@ -96,6 +97,7 @@ TEST_CASE("equal signatures give byte-identical sources over a sweep of shapes a
             {nf::sum(x)},
             {nf::relu(x * 2 + row)},
             {x - col},
+            {x.T() + across},
             // Attributes written into the code: iota's axis, ddof.
             {nf::sum(x * nf::Expr(nf::make_iota(shape, 0, t)), 1)},
             {nf::sum(x * nf::Expr(nf::make_iota(shape, 1, t)), 1)},

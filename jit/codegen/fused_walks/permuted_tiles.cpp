@@ -1,0 +1,145 @@
+// Permuted tiles: where a view is contiguous along a dim other than the last
+// of the collapsed dims (a transposed or axis-permuted operand, A + A.T())
+// and every array written is flat, a block takes tiles of that dim and the
+// last, 32 by 32 elements at the same other coordinates. Its warps first
+// read the permuted views along the dim they are contiguous in, into a
+// padded shared-memory tile each; then they compute along the last dim,
+// where the flat arrays and the outputs are contiguous, taking the permuted
+// views from the tiles. Both the reads and the writes are coalesced.
+#include <string>
+
+#include "codegen/expressions.hpp"
+#include "codegen/fused_kernel.hpp"
+#include "codegen/fused_spec.hpp"
+#include "codegen/fused_walk.hpp"
+#include "codegen/source_writer.hpp"
+
+namespace nf::jit {
+namespace {
+
+class PermutedTiles final : public FusedWalk {
+ public:
+  // Collapsed steps with a permuted view (FusedSpec::tile_dim) that compute
+  // no iota; 256 threads take a tile of 32 x 32, 4 elements each.
+  bool applies(FusedSpec& spec) const override {
+    if (spec.walk_dims.empty() || spec.tile_dim < 0) return false;
+    for (int i : spec.step->nodes)
+      if (spec.program->nodes[i]->op == OpId::iota) return false;
+    spec.collapsed = true;
+    spec.vector_width = 1;
+    spec.unroll = kTileEdge * kTileEdge / 256;
+    for (std::size_t j = 0; j < spec.reads.size(); ++j) {
+      if (spec.reads[j].access != Access::strided) continue;
+      if (spec.walk_strides[j][std::size_t(spec.tile_dim)] == 1)
+        spec.reads[j].access = Access::tiled;
+    }
+    return true;
+  }
+
+  std::string comment(const FusedSpec& s) const override {
+    return "Permuted tiles: a view is contiguous along collapsed dim " +
+           std::to_string(s.tile_dim) + " of " + std::to_string(s.walk_dims.size()) +
+           ", not the last;\n"
+           "a block takes tiles of that dim and the last, 32 x 32 elements: its warps\n"
+           "read the views marked tile along that dim into shared memory, then compute\n"
+           "along the last, where the flat arrays are contiguous, so that reads and\n"
+           "writes are coalesced.";
+  }
+
+  void loop(const FusedKernel& k, SourceWriter& w) const override {
+    const FusedSpec& s = k.spec();
+    const int rank = int(s.walk_dims.size()), p = s.tile_dim, last = rank - 1;
+    const std::string P = std::to_string(p), L = std::to_string(last);
+    const std::string E = std::to_string(kTileEdge), rows = std::to_string(256 / kTileEdge);
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      if (s.reads[j].access != Access::tiled) continue;
+      // A column of padding: a warp reading down a column meets no bank twice.
+      w.line("__shared__ " + std::string(storage_ctype(s.reads[j].dtype)) + " tile" +
+             std::to_string(j) + "[" + E + "][" + E + " + 1];");
+    }
+    std::string count = "tiles.d[0]";
+    for (int d = 1; d < rank; ++d) count += " * tiles.d[" + std::to_string(d) + "]";
+    w.line("const nf_idx count = " + count + ";");
+    w.line("const int tx = threadIdx.x % " + E + ", ty = threadIdx.x / " + E + ";");
+    // The flat index steps this much along the tiled dim (C order).
+    std::string step = "dom.d[" + std::to_string(p + 1) + "]";
+    for (int d = p + 2; d < rank; ++d) step += " * dom.d[" + std::to_string(d) + "]";
+    w.line("const nf_idx along = " + step + ";");
+    w.open("for (nf_idx u = blockIdx.x; u < count; u += gridDim.x)");
+    w.line("// The tile's first element: its place in the grid of tiles.");
+    w.line("nf_idx rest = u;");
+    for (int d = last; d > 0; --d) {
+      w.line("nf_idx c" + std::to_string(d) + " = nf_coordinate(tiles, " + std::to_string(d) +
+             ", rest);");
+    }
+    w.line("nf_idx c0 = rest;");
+    w.line("c" + P + " *= " + E + ";");
+    w.line("c" + L + " *= " + E + ";");
+    w.line("const nf_idx np = dom.d[" + P + "] - c" + P + " < " + E + " ? dom.d[" + P + "] - c" +
+           P + " : " + E + ";");
+    w.line("const nf_idx nl = dom.d[" + L + "] - c" + L + " < " + E + " ? dom.d[" + L + "] - c" +
+           L + " : " + E + ";");
+    std::string first = "c0";
+    for (int d = 1; d < rank; ++d) {
+      if (d > 1) first = "(" + first + ")";
+      first += " * dom.d[" + std::to_string(d) + "] + c" + std::to_string(d);
+    }
+    w.line("const nf_idx first_i = " + first + ";");
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      const Access a = s.reads[j].access;
+      if (a == Access::flat || a == Access::scalar) continue;
+      std::string at;
+      for (int d = 0; d < rank; ++d) {
+        const std::string D = std::to_string(d), J = std::to_string(j);
+        at += (d ? " + c" : "c") + D + " * st_in" + J + ".d[" + D + "]";
+      }
+      w.line("const nf_idx at" + std::to_string(j) + " = " + at + ";");
+    }
+    w.line("__syncthreads();  // the last tile's values are read");
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
+    w.line("const int a = tx, b = ty + " + rows + " * k;  // a warp along the tiled dim");
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      if (s.reads[j].access != Access::tiled) continue;
+      const std::string J = std::to_string(j);
+      w.line("if (a < np && b < nl) tile" + J + "[b][a] = in" + J + "[at" + J + " + a + b * st_in" +
+             J + ".d[" + L + "]];");
+    }
+    w.close();
+    w.line("__syncthreads();");
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
+    w.line("const int b = tx, a = ty + " + rows + " * k;  // a warp along the last dim");
+    w.line("if (a >= np || b >= nl) continue;");
+    w.line("const nf_idx i = first_i + a * along + b;");
+    k.element(w, [&](std::size_t j) {
+      const std::string J = std::to_string(j);
+      switch (s.reads[j].access) {
+        case Access::scalar:
+          return "in" + J + "[0]";
+        case Access::flat:
+          return "in" + J + "[i]";
+        case Access::tiled:
+          return "tile" + J + "[b][a]";
+        default:
+          return "in" + J + "[at" + J + " + a * st_in" + J + ".d[" + P + "] + b * st_in" + J +
+                 ".d[" + L + "]]";
+      }
+    });
+    for (std::size_t j = 0; j < s.writes.size(); ++j) {
+      const std::string J = std::to_string(j);
+      w.line("out" + J + "[i] = " + store_expr(s.writes[j].dtype, "r" + J) + ";");
+    }
+    w.close();
+    w.close();
+  }
+};
+
+}  // namespace
+
+const FusedWalk& permuted_tiles_walk() {
+  static const PermutedTiles walk;
+  return walk;
+}
+
+}  // namespace nf::jit
