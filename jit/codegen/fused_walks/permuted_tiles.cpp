@@ -23,8 +23,7 @@ class PermutedTiles final : public FusedWalk {
   // no iota; 256 threads take a tile of 32 x 32, 4 elements each.
   bool applies(FusedSpec& spec) const override {
     if (spec.walk_dims.empty() || spec.tile_dim < 0) return false;
-    for (int i : spec.step->nodes)
-      if (spec.program->nodes[i]->op == OpId::iota) return false;
+    if (computes_iota(spec)) return false;
     spec.collapsed = true;
     spec.vector_width = 1;
     spec.unroll = kTileEdge * kTileEdge / 256;
@@ -88,12 +87,8 @@ class PermutedTiles final : public FusedWalk {
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       const Access a = s.reads[j].access;
       if (a == Access::flat || a == Access::scalar) continue;
-      std::string at;
-      for (int d = 0; d < rank; ++d) {
-        const std::string D = std::to_string(d), J = std::to_string(j);
-        at += (d ? " + c" : "c") + D + " * st_in" + J + ".d[" + D + "]";
-      }
-      w.line("const nf_idx at" + std::to_string(j) + " = " + at + ";");
+      const std::string J = std::to_string(j);
+      w.line("const nf_idx at" + J + " = " + k.offset("st_in" + J, Access::strided) + ";");
     }
     w.line("__syncthreads();  // the last tile's values are read");
     w.line("#pragma unroll");
