@@ -52,12 +52,14 @@ void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape&
   spec.walk_strides.assign(spec.reads.size(), {});
   for (std::size_t v = 0; v < views.size(); ++v) spec.walk_strides[views[v]] = strides[v];
   // A permuted view: unit stride along a dim before the last, and a stride
-  // along the last that is neither 0 nor 1.
+  // along the last that is neither 0 nor 1; both dims a tile's edge or
+  // more, as a shorter one leaves most of each tile empty (2097152 x 8
+  // transposed ran at 71% of copy in tiles, 80% an element at a time).
   for (std::size_t v = 0; v < views.size() && spec.tile_dim < 0; ++v) {
     const Strides& st = strides[v];
-    if (st.back() == 0 || st.back() == 1) continue;
+    if (st.back() == 0 || st.back() == 1 || dims.back() < kTileEdge) continue;
     for (std::size_t d = 0; d + 1 < st.size() && spec.tile_dim < 0; ++d)
-      if (st[d] == 1) spec.tile_dim = int(d);
+      if (st[d] == 1 && dims[d] >= kTileEdge) spec.tile_dim = int(d);
   }
   // 16-byte vectors of the widest array loaded a vector at a time: flat ones
   // and views with unit stride along the last dim, each starting on a vector

@@ -74,12 +74,13 @@ TEST_CASE("emulated: several views, a transposed one, half types and f64",
 TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
           "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
-  // Whole tiles, partial ones on both edges, a single partial tile.
+  // Whole tiles, partial ones on both edges; dims shorter than a tile read
+  // the view an element at a time.
   for (const nf::Shape& shape : {nf::Shape{64, 96}, nf::Shape{70, 45}, nf::Shape{5, 9}}) {
     INFO(nf::to_string(shape));
     const nf::Array a = nf::randn({shape[1], shape[0]}), x = nf::randn(shape);
     const nf::Array bias = nf::randn({shape[1]});
-    check_same(nf::relu(a.T() + x) * bias, ";tiles0;");
+    check_same(nf::relu(a.T() + x) * bias, shape[0] < 32 ? ";wrapping;" : ";tiles0;");
   }
   // Axes (2, 0, 1) of a (9, 40, 33) array read over (33, 9, 40): contiguous
   // along dim 0 of the domain; (0, 2, 1) of (4, 40, 36): along dim 1.
