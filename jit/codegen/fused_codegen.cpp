@@ -108,7 +108,9 @@ std::string FusedKernel::signature() const {
 // vectors that may cross the last dim's end, or whole vectors along it.
 std::string FusedKernel::collapse_name() const {
   if (!s_.collapsed) return "";
-  if (s_.tile_dim >= 0) return ";tiles" + std::to_string(s_.tile_dim);
+  if (s_.tile_dim >= 0) {
+    return ";tiles" + std::to_string(s_.tile_dim) + "x" + std::to_string(s_.tile_edge);
+  }
   return s_.walk_wraps ? ";wrapping" : ";collapsed";
 }
 

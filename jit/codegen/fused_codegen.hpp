@@ -56,6 +56,7 @@ struct FusedSpec {
   // view): where tiles of that dim and the last are staged through shared
   // memory; -1 where there is none.
   int tile_dim = -1;
+  int tile_edge = 0;       // elements along each side of a tile (fused_spec.hpp)
   bool collapsed = false;  // whether the walk took walk_dims
   // The walk that emits the kernel (fused_walks/); vector_width and unroll
   // are its launch shape, and what its kernel's signature names.

@@ -61,6 +61,9 @@ void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape&
     for (std::size_t d = 0; d + 1 < st.size() && spec.tile_dim < 0; ++d)
       if (st[d] == 1 && dims[d] >= kTileEdge) spec.tile_dim = int(d);
   }
+  std::size_t widest_all = 1;
+  for (const Layout& l : all) widest_all = std::max(widest_all, itemsize(l.dtype));
+  spec.tile_edge = widest_all <= 2 ? kNarrowTileEdge : kTileEdge;
   // 16-byte vectors of the widest array loaded a vector at a time: flat ones
   // and views with unit stride along the last dim, each starting on a vector
   // boundary at every coordinate.
@@ -102,7 +105,7 @@ Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<La
 Shape tile_grid(const FusedSpec& spec) {
   Shape grid = spec.walk_dims;
   for (std::int64_t* d : {&grid[std::size_t(spec.tile_dim)], &grid.back()})
-    *d = (*d + kTileEdge - 1) / kTileEdge;
+    *d = (*d + spec.tile_edge - 1) / spec.tile_edge;
   return grid;
 }
 

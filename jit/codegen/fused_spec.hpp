@@ -16,11 +16,15 @@ namespace nf::jit {
 Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<Layout>>& layouts,
                     const std::vector<Array>& outputs);
 
-// The edge of a tile the permuted-tiles walk stages through shared memory.
+// The edge of a tile the permuted-tiles walk stages through shared memory:
+// 32 elements, 64 where every array has 2-byte elements or fewer, so that
+// a tile's fixed costs (finding its place, two barriers) are spread over as
+// many bytes.
 constexpr int kTileEdge = 32;
+constexpr int kNarrowTileEdge = 64;
 
 // The grid of tiles of a spec with a tile_dim: walk_dims with that dim and
-// the last counted in tiles of kTileEdge.
+// the last counted in tiles of its tile_edge.
 Shape tile_grid(const FusedSpec& spec);
 
 FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,

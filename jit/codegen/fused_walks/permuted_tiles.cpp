@@ -1,7 +1,8 @@
 // Permuted tiles: where a view is contiguous along a dim other than the last
 // of the collapsed dims (a transposed or axis-permuted operand, A + A.T())
 // and every array written is flat, a block takes tiles of that dim and the
-// last, 32 by 32 elements at the same other coordinates. Its warps first
+// last, 32 by 32 elements (64 by 64 of 2-byte ones) at the same other
+// coordinates. Its warps first
 // read the permuted views along the dim they are contiguous in, into a
 // padded shared-memory tile each; then they compute along the last dim,
 // where the flat arrays and the outputs are contiguous, taking the permuted
@@ -20,13 +21,13 @@ namespace {
 class PermutedTiles final : public FusedWalk {
  public:
   // Collapsed steps with a permuted view (FusedSpec::tile_dim) that compute
-  // no iota; 256 threads take a tile of 32 x 32, 4 elements each.
+  // no iota; 256 threads take a tile, 4 elements each (16 in 64 x 64).
   bool applies(FusedSpec& spec) const override {
     if (spec.walk_dims.empty() || spec.tile_dim < 0) return false;
     if (computes_iota(spec)) return false;
     spec.collapsed = true;
     spec.vector_width = 1;
-    spec.unroll = kTileEdge * kTileEdge / 256;
+    spec.unroll = spec.tile_edge * spec.tile_edge / 256;
     for (std::size_t j = 0; j < spec.reads.size(); ++j) {
       if (spec.reads[j].access != Access::strided) continue;
       if (spec.walk_strides[j][std::size_t(spec.tile_dim)] == 1)
@@ -39,7 +40,9 @@ class PermutedTiles final : public FusedWalk {
     return "Permuted tiles: a view is contiguous along collapsed dim " +
            std::to_string(s.tile_dim) + " of " + std::to_string(s.walk_dims.size()) +
            ", not the last;\n"
-           "a block takes tiles of that dim and the last, 32 x 32 elements: its warps\n"
+           "a block takes tiles of that dim and the last, " +
+           std::to_string(s.tile_edge) + " x " + std::to_string(s.tile_edge) +
+           " elements: its warps\n"
            "read the views marked tile along that dim into shared memory, then compute\n"
            "along the last, where the flat arrays are contiguous, so that reads and\n"
            "writes are coalesced.";
@@ -49,7 +52,7 @@ class PermutedTiles final : public FusedWalk {
     const FusedSpec& s = k.spec();
     const int rank = int(s.walk_dims.size()), p = s.tile_dim, last = rank - 1;
     const std::string P = std::to_string(p), L = std::to_string(last);
-    const std::string E = std::to_string(kTileEdge), rows = std::to_string(256 / kTileEdge);
+    const std::string E = std::to_string(s.tile_edge), rows = std::to_string(256 / s.tile_edge);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::tiled) continue;
       // A column of padding: a warp reading down a column meets no bank twice.
