@@ -49,7 +49,11 @@ class BroadcastVectors final : public FusedWalk {
            " elements along the last dim, finds a vector's\n"
            "coordinates once (a multiply and a shift a dim, no division) and loads a\n"
            "view (contig) a vector at a time, (bcast) once, or (strided) an element\n"
-           "at a time.";
+           "at a time." +
+           std::string(s.walk_wraps ? "\nThe vectors may cross the last dim's end (wrapping): "
+                                      "the views' offsets\nstep from element to element "
+                                      "without a division."
+                                    : "");
   }
 
   void loop(const FusedKernel& k, SourceWriter& w) const override {
