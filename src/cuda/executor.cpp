@@ -58,6 +58,13 @@ const LoadedKernel& load(int device, const jit::GeneratedKernel& k,
   return find_or_load(device, k.signature, k.name, make_source);
 }
 
+// The arch a step's kernels are walked for: the device's, or sm_90's where
+// stand-in kernels run without one (host_overhead_bench on a machine with
+// no GPU).
+std::string walk_arch(int device) {
+  return g_stand_ins.load(std::memory_order_relaxed) ? "sm_90" : device_info(device).arch();
+}
+
 PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
                           const std::vector<std::optional<Layout>>& layouts,
                           const std::vector<Array>& outputs, int device) {
@@ -69,7 +76,7 @@ PreparedStep prepare_step(const Program& p, const Schedule& s, const Step& step,
     return out;
   }
   const jit::StepKernels kernels(p, s, step, layouts, outputs,
-                                 jit::reduce_limits_for(device_info(device).arch()));
+                                 jit::reduce_limits_for(walk_arch(device)));
   for (std::size_t i = 0; i < kernels.kernels().size(); ++i) {
     const jit::GeneratedKernel& k = kernels.kernels()[i];
     const LoadedKernel& kernel = load(device, k, [&] { return kernels.source(i); });
