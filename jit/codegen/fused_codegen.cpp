@@ -109,7 +109,9 @@ std::string FusedKernel::signature() const {
 std::string FusedKernel::collapse_name() const {
   if (!s_.collapsed) return "";
   if (s_.tile_dim >= 0) {
-    return ";tiles" + std::to_string(s_.tile_dim) + "x" + std::to_string(s_.tile_edge);
+    std::string name = ";tiles" + std::to_string(s_.tile_dim) + ":";
+    name += std::to_string(s_.tile_edge) + "x" + std::to_string(s_.tile_length);
+    return name;
   }
   return s_.walk_wraps ? ";wrapping" : ";collapsed";
 }

@@ -17,6 +17,46 @@ Access access_of(const Layout& l, const Shape& domain) {
   return Access::strided;
 }
 
+// Elements a walk takes over a dim of n in pieces of `piece`, the last one
+// partial.
+std::int64_t padded(std::int64_t n, int piece) {
+  return (n + piece - 1) / piece * piece;
+}
+
+// A permuted view: unit stride along a collapsed dim before the last (the
+// tile_dim), and a stride along the last that is neither 0 nor 1. Where the
+// last dim holds a warp's row and the other a sector, the tile of at most
+// `elements` with the fewest padded elements and tiles, counting a tile's
+// fixed costs as 128 elements': a (76, 76) face of 2-byte elements takes
+// 16 x 32 tiles rather than 64 x 64, which would leave most threads idle.
+void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int elements) {
+  const Shape& dims = spec.walk_dims;
+  for (std::size_t j : views) {
+    const Strides& st = spec.walk_strides[j];
+    if (st.back() == 0 || st.back() == 1 || dims.back() < kMinTileLength) continue;
+    for (std::size_t d = 0; d + 1 < st.size() && spec.tile_dim < 0; ++d)
+      if (st[d] == 1 && dims[d] >= kMinTileEdge) spec.tile_dim = int(d);
+    if (spec.tile_dim >= 0) break;
+  }
+  if (spec.tile_dim < 0) return;
+  const std::int64_t along = dims[std::size_t(spec.tile_dim)], last = dims.back();
+  double best = 0;
+  for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2) {
+    for (int length = kMinTileLength; length <= kMaxTileLength && edge * length <= elements;
+         length *= 2) {
+      if (edge * length < kTileThreads) continue;  // an element a thread at least
+      const double tiles =
+          double(padded(along, edge) / edge) * double(padded(last, length) / length);
+      const double cost = tiles * (double(edge) * length + 128);
+      if (best == 0 || cost <= best) {
+        best = cost;
+        spec.tile_edge = edge;
+        spec.tile_length = length;
+      }
+    }
+  }
+}
+
 // The domain with adjacent dims merged wherever every strided read steps
 // through them as through one, dims of 1 dropped, each strided read's strides
 // over it (FusedSpec::walk_dims), and the vector width along its last dim.
@@ -51,19 +91,9 @@ void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape&
   spec.walk_dims = dims;
   spec.walk_strides.assign(spec.reads.size(), {});
   for (std::size_t v = 0; v < views.size(); ++v) spec.walk_strides[views[v]] = strides[v];
-  // A permuted view: unit stride along a dim before the last, and a stride
-  // along the last that is neither 0 nor 1; both dims a tile's edge or
-  // more, as a shorter one leaves most of each tile empty (2097152 x 8
-  // transposed ran at 71% of copy in tiles, 80% an element at a time).
-  for (std::size_t v = 0; v < views.size() && spec.tile_dim < 0; ++v) {
-    const Strides& st = strides[v];
-    if (st.back() == 0 || st.back() == 1 || dims.back() < kTileEdge) continue;
-    for (std::size_t d = 0; d + 1 < st.size() && spec.tile_dim < 0; ++d)
-      if (st[d] == 1 && dims[d] >= kTileEdge) spec.tile_dim = int(d);
-  }
   std::size_t widest_all = 1;
   for (const Layout& l : all) widest_all = std::max(widest_all, itemsize(l.dtype));
-  spec.tile_edge = widest_all <= 2 ? kNarrowTileEdge : kTileEdge;
+  choose_tile(spec, views, widest_all <= 2 ? kNarrowTileElements : kTileElements);
   // 16-byte vectors of the widest array loaded a vector at a time: flat ones
   // and views with unit stride along the last dim, each starting on a vector
   // boundary at every coordinate.

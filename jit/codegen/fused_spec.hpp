@@ -16,15 +16,22 @@ namespace nf::jit {
 Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<Layout>>& layouts,
                     const std::vector<Array>& outputs);
 
-// The edge of a tile the permuted-tiles walk stages through shared memory:
-// 32 elements, 64 where every array has 2-byte elements or fewer, so that
-// a tile's fixed costs (finding its place, two barriers) are spread over as
-// many bytes.
-constexpr int kTileEdge = 32;
-constexpr int kNarrowTileEdge = 64;
+// The tiles the permuted-tiles walk stages through shared memory: up to
+// 1024 elements, 4096 where every array has 2-byte elements or fewer, so
+// that a tile's fixed costs (finding its place, two barriers) are spread over
+// as many bytes. Along the permuted view's contiguous dim (the tile's edge)
+// at least 8, a sector of 4-byte elements; along the last (its length) at
+// least a warp and at most a block, which takes it a row at a time.
+// A fused kernel's block (GeneratedKernel::threads) takes a tile.
+constexpr int kTileThreads = 256;
+constexpr int kTileElements = 1024;
+constexpr int kNarrowTileElements = 4096;
+constexpr int kMinTileEdge = 8;
+constexpr int kMinTileLength = 32;
+constexpr int kMaxTileLength = 256;
 
-// The grid of tiles of a spec with a tile_dim: walk_dims with that dim and
-// the last counted in tiles of its tile_edge.
+// The grid of tiles of a spec with a tile_dim: walk_dims with that dim
+// counted in tile edges and the last in tile lengths.
 Shape tile_grid(const FusedSpec& spec);
 
 FusedSpec make_fused_spec(const Program& p, const Schedule& s, const Step& step,

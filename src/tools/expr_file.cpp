@@ -227,9 +227,22 @@ class LineParser {
       const Expr a(args[0]), b(args[1]);
       return (name == "dot" ? nf::dot(a, b) : nf::matmul(a, b)).node();
     }
+    // The integers after the array: a reduction's axes, a transpose's order.
+    auto axes = [&] {
+      std::vector<int> out;
+      for (std::size_t i = 1; i < args.size(); ++i) {
+        const Node& axis = *args[i];
+        if (axis.op != OpId::constant || !axis.weak || !is_integral(axis.dtype)) {
+          pos_ = at;
+          fail(name + "(): axes are integers, as in " + name + "(A, 1)");
+        }
+        out.push_back(int(axis.value.i));
+      }
+      return out;
+    };
     if (name == "transpose") {
-      if (args.size() != 1) arity_error("1 array");
-      return make_permute(args[0], {});
+      if (args.empty()) arity_error("an array and, optionally, its axes in their new order");
+      return make_permute(args[0], axes());
     }
     const auto op = ops_by_name().find(name);
     if (op == ops_by_name().end()) {
@@ -244,16 +257,8 @@ class LineParser {
       return make_elementwise(op->second.op, NodeInputs(args));
     }
     if (args.empty()) arity_error("an array and its axes");
-    std::vector<int> axes;
-    for (std::size_t i = 1; i < args.size(); ++i) {
-      const Node& axis = *args[i];
-      if (axis.op != OpId::constant || !axis.weak || !is_integral(axis.dtype)) {
-        pos_ = at;
-        fail(name + "(): axes are integers, as in " + name + "(A, 1)");
-      }
-      axes.push_back(int(axis.value.i));
-    }
-    return make_reduction(op->second.op, args[0], axes.empty() ? Axes() : Axes(axes));
+    const std::vector<int> over = axes();
+    return make_reduction(op->second.op, args[0], over.empty() ? Axes() : Axes(over));
   }
 
   std::size_t pos() const { return pos_; }

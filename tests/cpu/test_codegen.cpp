@@ -79,8 +79,8 @@ TEST_CASE("views read into flat outputs take vectors along the collapsed dims", 
   CHECK(half.find("nf_vec<unsigned short, 8>") != std::string::npos);
   // A transposed view goes through shared-memory tiles; a stepped one is
   // read an element at a time.
-  const std::string transposed = nf::kernel_source(nf::ones({40, 40}) + nf::ones({40, 40}).T());
-  CHECK(transposed.find(";tiles0x32;in:f32/flat:f32/tile;") != std::string::npos);
+  const std::string transposed = nf::kernel_source(nf::ones({64, 64}) + nf::ones({64, 64}).T());
+  CHECK(transposed.find(";tiles0:32x32;in:f32/flat:f32/tile;") != std::string::npos);
   CHECK(transposed.find("// Permuted tiles:") != std::string::npos);
   const nf::Array wide = nf::ones({8, 16});
   const std::string stepped =

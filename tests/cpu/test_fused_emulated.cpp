@@ -61,7 +61,7 @@ TEST_CASE("emulated: several views, a transposed one, half types and f64",
   const nf::Array one_row = nf::randn({1, 40}), flat = nf::randn({40});
   check_same(one_row + flat, "// Flat vectors:");
   const nf::Array y = nf::randn({37, 37}), b = nf::randn({37});
-  check_same(y + y.T() * b, ";tiles0x");
+  check_same(y + y.T() * b, ";tiles0:");
   for (const nf::DType t : {nf::f16, nf::bf16, nf::f64}) {
     INFO(nf::name(t));
     const nf::Array h = nf::astype(nf::randn({7, 24}), t), r = nf::astype(nf::randn({24}), t);
@@ -74,25 +74,32 @@ TEST_CASE("emulated: several views, a transposed one, half types and f64",
 TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
           "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
-  // Whole tiles, partial ones on both edges; dims shorter than a tile read
-  // the view an element at a time.
-  for (const nf::Shape& shape : {nf::Shape{64, 96}, nf::Shape{70, 45}, nf::Shape{5, 9}}) {
+  // Whole tiles, partial ones on both edges, tiles of 8 along a short
+  // permuted dim; a dim shorter than a sector (5) or a last dim shorter than
+  // a warp (20) reads the view an element at a time.
+  for (const nf::Shape& shape : {nf::Shape{64, 96}, nf::Shape{70, 45}, nf::Shape{8, 40},
+                                 nf::Shape{12, 70}, nf::Shape{5, 9}, nf::Shape{40, 20}}) {
     INFO(nf::to_string(shape));
     const nf::Array a = nf::randn({shape[1], shape[0]}), x = nf::randn(shape);
     const nf::Array bias = nf::randn({shape[1]});
-    check_same(nf::relu(a.T() + x) * bias, shape[0] < 32 ? ";wrapping;" : ";tiles0x");
+    const bool tiles = shape[0] >= 8 && shape[1] >= 32;
+    check_same(nf::relu(a.T() + x) * bias, tiles ? ";tiles0:" : ";rank2;");
   }
   // Axes (2, 0, 1) of a (9, 40, 33) array read over (33, 9, 40): contiguous
-  // along dim 0 of the domain; (0, 2, 1) of (4, 40, 36): along dim 1.
+  // along dim 0 of the domain; (0, 2, 1) of (4, 40, 36): along dim 1;
+  // (2, 1, 0) of (40, 6, 31): along dim 0, the middle dim outside the tile.
   const nf::Array p = nf::randn({9, 40, 33}), q = nf::randn({33, 9, 40});
-  check_same(nf::transpose(p, {2, 0, 1}) - q, ";tiles0x");
+  check_same(nf::transpose(p, {2, 0, 1}) - q, ";tiles0:");
   const nf::Array r = nf::randn({4, 40, 36}), t = nf::randn({4, 36, 40});
-  check_same(nf::transpose(r, {0, 2, 1}) * t, ";tiles1x");
+  check_same(nf::transpose(r, {0, 2, 1}) * t, ";tiles1:");
+  const nf::Array v = nf::randn({40, 6, 31}), z = nf::randn({31, 6, 40});
+  check_same(nf::transpose(v, {2, 1, 0}) + z, ";tiles0:");
   for (const nf::DType dt : {nf::f16, nf::bf16, nf::f64}) {
     INFO(nf::name(dt));
     const nf::Array h = nf::astype(nf::randn({40, 33}), dt),
                     g = nf::astype(nf::randn({33, 40}), dt);
-    // 2-byte elements take tiles of 64 x 64.
-    check_same(h.T() + g, dt == nf::f64 ? ";tiles0x32;" : ";tiles0x64;");
+    check_same(h.T() + g, ";tiles0:");
+    const nf::Array w = nf::astype(nf::randn({200, 8}), dt), e = nf::astype(nf::randn({200}), dt);
+    check_same(w.T() * e, ";tiles0:8x");
   }
 }

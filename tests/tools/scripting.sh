@@ -95,6 +95,15 @@ printf 'y: f32[99999999999999999999999]\n' >"$work/huge-dim.nf"
 "$tool" inspect --expr-file "$work/huge-dim.nf" 2>"$work/huge-dim.err" && fail "a huge dim accepted"
 grep -q "huge-dim.nf:1:.*a dimension past" "$work/huge-dim.err" || fail "a huge dim not named"
 
+echo "== inspect --expr-file: transpose(A, axes...) reads A in that order"
+printf 'p: f32[40, 6, 31]\nq: f32[31, 6, 40]\ntranspose(p, 2, 1, 0) + q\n' >"$work/perm.nf"
+"$tool" inspect --expr-file "$work/perm.nf" >"$work/perm.cu"
+grep -q '^// signature: fused;.*;tiles0:.*;in:f32/tile:f32/flat;' "$work/perm.cu" ||
+  fail "transpose(p, 2, 1, 0) not read through tiles"
+printf 'p: f32[40, 6, 31]\ntranspose(p, 0, 1)\n' >"$work/bad-perm.nf"
+"$tool" inspect --expr-file "$work/bad-perm.nf" 2>"$work/bad-perm.err" && fail "a short order accepted"
+grep -q 'bad-perm.nf:2:' "$work/bad-perm.err" || fail "a short order not named"
+
 echo "== bad arguments: one line, a non-zero exit"
 refused 2 "$tool" warmup
 refused 2 "$tool" warmup "$work/manifest" --bogus

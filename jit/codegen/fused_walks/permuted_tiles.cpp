@@ -1,12 +1,11 @@
 // Permuted tiles: where a view is contiguous along a dim other than the last
 // of the collapsed dims (a transposed or axis-permuted operand, A + A.T())
 // and every array written is flat, a block takes tiles of that dim and the
-// last, 32 by 32 elements (64 by 64 of 2-byte ones) at the same other
-// coordinates. Its warps first
-// read the permuted views along the dim they are contiguous in, into a
-// padded shared-memory tile each; then they compute along the last dim,
-// where the flat arrays and the outputs are contiguous, taking the permuted
-// views from the tiles. Both the reads and the writes are coalesced.
+// last at the same other coordinates (their sides: fused_spec.cpp). Its
+// warps first read the permuted views along the dim they are contiguous in,
+// into a padded shared-memory tile each; then they compute along the last
+// dim, where the flat arrays and the outputs are contiguous, taking the
+// permuted views from the tiles. Both the reads and the writes are coalesced.
 #include <string>
 
 #include "codegen/expressions.hpp"
@@ -21,13 +20,14 @@ namespace {
 class PermutedTiles final : public FusedWalk {
  public:
   // Collapsed steps with a permuted view (FusedSpec::tile_dim) that compute
-  // no iota; 256 threads take a tile, 4 elements each (16 in 64 x 64).
+  // no iota; 256 threads take a tile (fused_spec.hpp), an element of it
+  // each per loop trip.
   bool applies(FusedSpec& spec) const override {
     if (spec.walk_dims.empty() || spec.tile_dim < 0) return false;
     if (computes_iota(spec)) return false;
     spec.collapsed = true;
     spec.vector_width = 1;
-    spec.unroll = spec.tile_edge * spec.tile_edge / 256;
+    spec.unroll = spec.tile_edge * spec.tile_length / kTileThreads;
     for (std::size_t j = 0; j < spec.reads.size(); ++j) {
       if (spec.reads[j].access != Access::strided) continue;
       if (spec.walk_strides[j][std::size_t(spec.tile_dim)] == 1)
@@ -40,9 +40,10 @@ class PermutedTiles final : public FusedWalk {
     return "Permuted tiles: a view is contiguous along collapsed dim " +
            std::to_string(s.tile_dim) + " of " + std::to_string(s.walk_dims.size()) +
            ", not the last;\n"
-           "a block takes tiles of that dim and the last, " +
-           std::to_string(s.tile_edge) + " x " + std::to_string(s.tile_edge) +
-           " elements: its warps\n"
+           "a block takes tiles of " +
+           std::to_string(s.tile_edge) + " elements along that dim by " +
+           std::to_string(s.tile_length) +
+           " along the last: its warps\n"
            "read the views marked tile along that dim into shared memory, then compute\n"
            "along the last, where the flat arrays are contiguous, so that reads and\n"
            "writes are coalesced.";
@@ -52,17 +53,20 @@ class PermutedTiles final : public FusedWalk {
     const FusedSpec& s = k.spec();
     const int rank = int(s.walk_dims.size()), p = s.tile_dim, last = rank - 1;
     const std::string P = std::to_string(p), L = std::to_string(last);
-    const std::string E = std::to_string(s.tile_edge), rows = std::to_string(256 / s.tile_edge);
+    const std::string E = std::to_string(s.tile_edge), N = std::to_string(s.tile_length);
+    const std::string U = std::to_string(s.unroll);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::tiled) continue;
-      // A column of padding: a warp reading down a column meets no bank twice.
-      w.line("__shared__ " + std::string(storage_ctype(s.reads[j].dtype)) + " tile" +
-             std::to_string(j) + "[" + E + "][" + E + " + 1];");
+      // Padding to an odd number of 4-byte words a row: a warp reading down
+      // a column meets no bank twice.
+      const DType t = s.reads[j].dtype;
+      const std::string pad = std::to_string(itemsize(t) < 4 ? 4 / itemsize(t) : 1);
+      w.line("__shared__ " + std::string(storage_ctype(t)) + " tile" + std::to_string(j) + "[" + N +
+             "][" + E + " + " + pad + "];");
     }
     std::string count = "tiles.d[0]";
     for (int d = 1; d < rank; ++d) count += " * tiles.d[" + std::to_string(d) + "]";
     w.line("const nf_idx count = " + count + ";");
-    w.line("const int tx = threadIdx.x % " + E + ", ty = threadIdx.x / " + E + ";");
     // The flat index steps this much along the tiled dim (C order).
     std::string step = "dom.d[" + std::to_string(p + 1) + "]";
     for (int d = p + 2; d < rank; ++d) step += " * dom.d[" + std::to_string(d) + "]";
@@ -76,11 +80,12 @@ class PermutedTiles final : public FusedWalk {
     }
     w.line("nf_idx c0 = rest;");
     w.line("c" + P + " *= " + E + ";");
-    w.line("c" + L + " *= " + E + ";");
-    w.line("const nf_idx np = dom.d[" + P + "] - c" + P + " < " + E + " ? dom.d[" + P + "] - c" +
-           P + " : " + E + ";");
-    w.line("const nf_idx nl = dom.d[" + L + "] - c" + L + " < " + E + " ? dom.d[" + L + "] - c" +
-           L + " : " + E + ";");
+    w.line("c" + L + " *= " + N + ";");
+    w.line("// The tile's last element along each dim, where it is partial.");
+    w.line("const int ep = dom.d[" + P + "] - c" + P + " < " + E + " ? int(dom.d[" + P + "] - c" +
+           P + ") - 1 : " + E + " - 1;");
+    w.line("const int el = dom.d[" + L + "] - c" + L + " < " + N + " ? int(dom.d[" + L + "] - c" +
+           L + ") - 1 : " + N + " - 1;");
     std::string first = "c0";
     for (int d = 1; d < rank; ++d) {
       if (d > 1) first = "(" + first + ")";
@@ -94,22 +99,27 @@ class PermutedTiles final : public FusedWalk {
       w.line("const nf_idx at" + J + " = " + k.offset("st_in" + J, Access::strided) + ";");
     }
     w.line("__syncthreads();  // the last tile's values are read");
+    w.line("// Past a partial tile's end a thread loads the last element again, so");
+    w.line("// that no load waits on a branch and every cell of the tile is set.");
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
-    w.line("const int a = tx, b = ty + " + rows + " * k;  // a warp along the tiled dim");
+    w.open("for (int k = 0; k < " + U + "; ++k)");
+    w.line("const int a = threadIdx.x % " + E + ", b = threadIdx.x / " + E + " + " +
+           std::to_string(kTileThreads / s.tile_edge) + " * k;  // warps along the tiled dim");
+    w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el;");
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::tiled) continue;
       const std::string J = std::to_string(j);
-      w.line("if (a < np && b < nl) tile" + J + "[b][a] = in" + J + "[at" + J + " + a + b * st_in" +
-             J + ".d[" + L + "]];");
+      w.line("tile" + J + "[b][a] = in" + J + "[at" + J + " + ca + cb * st_in" + J + ".d[" + L +
+             "]];");
     }
     w.close();
     w.line("__syncthreads();");
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
-    w.line("const int b = tx, a = ty + " + rows + " * k;  // a warp along the last dim");
-    w.line("if (a >= np || b >= nl) continue;");
-    w.line("const nf_idx i = first_i + a * along + b;");
+    w.open("for (int k = 0; k < " + U + "; ++k)");
+    w.line("const int b = threadIdx.x % " + N + ", a = threadIdx.x / " + N + " + " +
+           std::to_string(kTileThreads / s.tile_length) + " * k;  // warps along the last dim");
+    w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el;");
+    w.line("const nf_idx i = first_i + ca * along + cb;");
     k.element(w, [&](std::size_t j) {
       const std::string J = std::to_string(j);
       switch (s.reads[j].access) {
@@ -120,14 +130,16 @@ class PermutedTiles final : public FusedWalk {
         case Access::tiled:
           return "tile" + J + "[b][a]";
         default:
-          return "in" + J + "[at" + J + " + a * st_in" + J + ".d[" + P + "] + b * st_in" + J +
+          return "in" + J + "[at" + J + " + ca * st_in" + J + ".d[" + P + "] + cb * st_in" + J +
                  ".d[" + L + "]]";
       }
     });
+    w.open("if (a == ca && b == cb)");
     for (std::size_t j = 0; j < s.writes.size(); ++j) {
       const std::string J = std::to_string(j);
       w.line("out" + J + "[i] = " + store_expr(s.writes[j].dtype, "r" + J) + ";");
     }
+    w.close();
     w.close();
     w.close();
   }
