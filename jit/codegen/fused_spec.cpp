@@ -134,8 +134,9 @@ Layout write_layout(const Schedule& s, int i, const std::vector<std::optional<La
 
 Shape tile_grid(const FusedSpec& spec) {
   Shape grid = spec.walk_dims;
-  for (std::int64_t* d : {&grid[std::size_t(spec.tile_dim)], &grid.back()})
-    *d = (*d + spec.tile_edge - 1) / spec.tile_edge;
+  std::int64_t& along = grid[std::size_t(spec.tile_dim)];
+  along = padded(along, spec.tile_edge) / spec.tile_edge;
+  grid.back() = padded(grid.back(), spec.tile_length) / spec.tile_length;
   return grid;
 }
 
