@@ -1,6 +1,8 @@
 #include "codegen/fused_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "codegen/fused_walk.hpp"
 #include "core/shape_util.hpp"
@@ -40,15 +42,20 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
   }
   if (spec.tile_dim < 0) return;
   const std::int64_t along = dims[std::size_t(spec.tile_dim)], last = dims.back();
-  double best = 0;
+  // A tile longer one way than the other costs 5% more for each factor of
+  // 2, so that of tiles about as costly the squarest is taken: both phases'
+  // warps then read and write rows as long. Of equal costs, the largest.
+  std::pair<double, int> best{0, 0};
   for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2) {
     for (int length = kMinTileLength; length <= kMaxTileLength && edge * length <= elements;
          length *= 2) {
       if (edge * length < kTileThreads) continue;  // an element a thread at least
       const double tiles =
           double(padded(along, edge) / edge) * double(padded(last, length) / length);
-      const double cost = tiles * (double(edge) * length + 128);
-      if (best == 0 || cost <= best) {
+      const double ratio = double(std::max(edge, length)) / std::min(edge, length);
+      const std::pair<double, int> cost{
+          tiles * (double(edge) * length + 128) * (1 + 0.05 * std::log2(ratio)), -edge * length};
+      if (spec.tile_edge == 0 || cost < best) {
         best = cost;
         spec.tile_edge = edge;
         spec.tile_length = length;
