@@ -29,6 +29,9 @@ constexpr int kNarrowTileElements = 4096;
 constexpr int kMinTileEdge = 8;
 constexpr int kMinTileLength = 32;
 constexpr int kMaxTileLength = 256;
+// 2-byte tiles only where the output steps this many elements or more along
+// the permuted dim (fused_spec.cpp).
+constexpr int kNarrowTileMinStep = 512;
 
 // The grid of tiles of a spec with a tile_dim: walk_dims with that dim
 // counted in tile edges and the last in tile lengths.

@@ -94,16 +94,21 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
   check_same(nf::transpose(r, {0, 2, 1}) * t, ";tiles1:");
   const nf::Array v = nf::randn({40, 6, 31}), z = nf::randn({31, 6, 40});
   check_same(nf::transpose(v, {2, 1, 0}) + z, ";tiles0:");
+  // 2-byte elements take tiles where the output steps 512 elements or more
+  // along the permuted dim, as (33, 600) does.
   for (const nf::DType dt : {nf::f16, nf::bf16, nf::f64}) {
     INFO(nf::name(dt));
-    const nf::Array h = nf::astype(nf::randn({40, 33}), dt),
-                    g = nf::astype(nf::randn({33, 40}), dt);
+    const nf::Array h = nf::astype(nf::randn({600, 33}), dt),
+                    g = nf::astype(nf::randn({33, 600}), dt);
     check_same(h.T() + g, ";tiles0:");
-    const nf::Array w = nf::astype(nf::randn({200, 8}), dt), e = nf::astype(nf::randn({200}), dt);
+    const nf::Array w = nf::astype(nf::randn({600, 8}), dt), e = nf::astype(nf::randn({600}), dt);
     check_same(w.T() * e, ";tiles0:8x");
+    const nf::Array near = nf::astype(nf::randn({40, 33}), dt);
+    const nf::Array o = nf::astype(nf::randn({33, 40}), dt);
+    check_same(near.T() - o, dt == nf::f64 ? ";tiles0:" : ";rank2;");
   }
   // A tile longer along the permuted dim than along the last.
-  const nf::Array n = nf::astype(nf::randn({70, 1000}), nf::f16);
-  const nf::Array m = nf::astype(nf::randn({1000, 70}), nf::f16);
-  check_same(n.T() - m, ";tiles0:64x32;");
+  const nf::Array n = nf::astype(nf::randn({70, 8, 1000}), nf::f16);
+  const nf::Array m = nf::astype(nf::randn({1000, 8, 70}), nf::f16);
+  check_same(nf::transpose(n, {2, 1, 0}) - m, ";tiles0:64x32;");
 }
