@@ -309,12 +309,16 @@ void FusedKernel::element_loop(SourceWriter& w, const std::string& start) const 
     return "in" + std::to_string(j) + "[" +
            offset("st_in" + std::to_string(j), s_.reads[j].access) + "]";
   });
+  stores(w);
+  w.close();
+}
+
+void FusedKernel::stores(SourceWriter& w) const {
   for (std::size_t j = 0; j < step_.writes.size(); ++j) {
     w.line("out" + std::to_string(j) + "[" +
            offset("st_out" + std::to_string(j), s_.writes[j].access) +
            "] = " + store_expr(s_.writes[j].dtype, std::string("r") + std::to_string(j)) + ";");
   }
-  w.close();
 }
 
 GeneratedKernel describe_fused(const FusedSpec& spec) {

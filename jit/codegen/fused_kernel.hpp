@@ -28,6 +28,8 @@ class FusedKernel {
   // `read(j)` (a value of its storage type), the result registers rJ, the
   // call. The stores are the caller's.
   void element(SourceWriter& w, const std::function<std::string(std::size_t)>& read) const;
+  // Each output's result rJ stored where it lies (offset).
+  void stores(SourceWriter& w) const;
   // A loop of one element a thread each trip, from element `start`: the
   // element's coordinates where the walk computes them, its loads, the call,
   // its stores.

@@ -140,19 +140,9 @@ class BroadcastVectors final : public FusedWalk {
     coordinates(s, "i", w);
     k.element(w, [&](std::size_t j) {
       const std::string J = std::to_string(j);
-      switch (s.reads[j].access) {
-        case Access::scalar:
-          return "in" + J + "[0]";
-        case Access::flat:
-          return "in" + J + "[i]";
-        default:
-          return "in" + J + "[" + k.offset("st_in" + J, Access::strided) + "]";
-      }
+      return "in" + J + "[" + k.offset("st_in" + J, s.reads[j].access) + "]";
     });
-    for (std::size_t j = 0; j < s.writes.size(); ++j) {
-      const std::string J = std::to_string(j);
-      w.line("out" + J + "[i] = " + store_expr(s.writes[j].dtype, "r" + J) + ";");
-    }
+    k.stores(w);
     w.close();
   }
 

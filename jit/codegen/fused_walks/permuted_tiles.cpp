@@ -122,23 +122,14 @@ class PermutedTiles final : public FusedWalk {
     w.line("const nf_idx i = first_i + ca * along + cb;");
     k.element(w, [&](std::size_t j) {
       const std::string J = std::to_string(j);
-      switch (s.reads[j].access) {
-        case Access::scalar:
-          return "in" + J + "[0]";
-        case Access::flat:
-          return "in" + J + "[i]";
-        case Access::tiled:
-          return "tile" + J + "[b][a]";
-        default:
-          return "in" + J + "[at" + J + " + ca * st_in" + J + ".d[" + P + "] + cb * st_in" + J +
-                 ".d[" + L + "]]";
-      }
+      const Access a = s.reads[j].access;
+      if (a == Access::tiled) return "tile" + J + "[b][a]";
+      if (a != Access::strided) return "in" + J + "[" + k.offset("st_in" + J, a) + "]";
+      return "in" + J + "[at" + J + " + ca * st_in" + J + ".d[" + P + "] + cb * st_in" + J + ".d[" +
+             L + "]]";
     });
     w.open("if (a == ca && b == cb)");
-    for (std::size_t j = 0; j < s.writes.size(); ++j) {
-      const std::string J = std::to_string(j);
-      w.line("out" + J + "[i] = " + store_expr(s.writes[j].dtype, "r" + J) + ";");
-    }
+    k.stores(w);
     w.close();
     w.close();
     w.close();
