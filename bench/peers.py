@@ -3,6 +3,12 @@
 bench/fusion_bench.cpp times, one framework per process:
 
     python3 bench/peers.py --fw torch|compile|cupy|jax [--quick] [--work a,b] [--out rows.jsonl]
+    python3 bench/peers.py --fw torch|compile|cupy|jax|numpy --grid rows.jsonl [--out ...]
+
+--grid runs the rows of bench/sweep_bench's grid (`sweep_bench --list`: each
+row names its pattern, its inputs' shapes, dtype and axes) instead, so that
+numfuse and its peers time the same statements; "numpy" runs them on the CPU.
+Rows whose dtype a framework lacks (bfloat16 in CuPy and NumPy) are skipped.
 
 Workloads, shapes, formulas and byte/flop counts are those of the reference
 peer benchmark (shared/bench/peer_bench.py), and so are the rows, one JSON
@@ -24,6 +30,7 @@ Where this differs from the reference, on purpose:
   - JAX's RBM draws with a key passed in, not one captured as a constant.
 """
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -34,6 +41,8 @@ from typing import Callable, NamedTuple
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 F32 = 4
+TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
+NUMPY_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64"}
 ROW_SHAPES = [(128, 784), (4096, 4096), (8192, 8192), (32768, 1024), (1024, 32768)]
 ROW_SHAPES_QUICK = [(128, 784), (8192, 8192)]
 CHAIN_SHAPES = [(128, 784), (8192, 8192)]
@@ -92,6 +101,28 @@ class Torch(Backend):
     def uniform_like(self, h, key):
         return self.t.rand_like(h)
 
+    # The grid's vocabulary (sweep_bench's patterns).
+    def array(self, shape, dtype):
+        return self.t.randn(*shape, device="cuda", dtype=getattr(self.t, TORCH_DTYPES[dtype]))
+
+    def relu(self, x):
+        return self.t.relu(x)
+
+    def permute(self, x, perm):
+        return x.permute(*perm)
+
+    def sum_axes(self, x, axes):
+        return x.sum(dim=axes, keepdim=True)
+
+    def mean_axes(self, x, axes):
+        return x.mean(dim=axes, keepdim=True)
+
+    def fresh(self):
+        """Forget compiled functions: each grid row compiles for its own shapes
+        (dynamo's cache of a function's shapes stops compiling at its limit)."""
+        if self.compiled:
+            self.t._dynamo.reset()
+
     def f32(self, x):
         return x.to(self.t.float32)
 
@@ -138,6 +169,27 @@ class NumpyLike(Backend):
 
     def f32(self, x):
         return x.astype(self.xp.float32)
+
+    # The grid's vocabulary (sweep_bench's patterns).
+    def array(self, shape, dtype):
+        if dtype == "bf16":
+            return None  # neither CuPy nor NumPy has bfloat16
+        return self.randn(*shape).astype(NUMPY_DTYPES[dtype])
+
+    def relu(self, x):
+        return self.xp.maximum(x, 0)
+
+    def permute(self, x, perm):
+        return self.xp.transpose(x, perm)
+
+    def sum_axes(self, x, axes):
+        return x.sum(axis=axes, keepdims=True)
+
+    def mean_axes(self, x, axes):
+        return x.mean(axis=axes, keepdims=True)
+
+    def fresh(self):
+        pass
 
 
 class CuPy(NumpyLike):
@@ -187,6 +239,9 @@ class Jax(NumpyLike):
     def uniform_like(self, h, key):
         return self.jax.random.uniform(key, h.shape, h.dtype)
 
+    def array(self, shape, dtype):
+        return self.jax.random.normal(self.key(), shape, getattr(self.xp, NUMPY_DTYPES[dtype]))
+
     def key(self):
         """A new key each call: for inputs, and for the RBM's draw (an argument of it)."""
         self.seed += 1
@@ -204,6 +259,34 @@ class Jax(NumpyLike):
 
     def finish(self, result):
         self.jax.block_until_ready(result)
+
+
+class NumPy(NumpyLike):
+    """numpy on the CPU: the grid's statements as CPU users write them."""
+
+    def __init__(self):
+        import numpy
+
+        super().__init__(numpy)
+        self.rng = numpy.random.default_rng(0)
+
+    def randn(self, *s):
+        return self.rng.standard_normal(s, dtype=self.xp.float32)
+
+    def rand(self, *s):
+        return self.rng.random(s, dtype=self.xp.float32)
+
+    def sigmoid(self, x):
+        return 1 / (1 + self.xp.exp(-x))
+
+    def uniform_like(self, h, key):
+        return self.rng.random(h.shape, dtype=self.xp.float32)
+
+    def products(self):
+        yield "fp32", _matmul
+
+    def finish(self, result):
+        pass
 
 
 # ----------------------------------------------------------------- workloads
@@ -246,6 +329,37 @@ def rbm_up(v, W, bh, key):
 
 def _matmul(A, Bm):
     return A @ Bm
+
+
+# sweep_bench's patterns, as it writes them (bench/sweep_bench.cpp, cases_of).
+def grid_biased(x, c):
+    return B.relu(x + c) * 2
+
+
+def grid_transposed(x, y, axes):
+    return B.permute(x, axes) + y
+
+
+def grid_stepped(x):
+    return x[::2] * 2
+
+
+def grid_sum(x, axes):
+    return B.sum_axes(x, axes)
+
+
+def grid_centred(x, axes):
+    return x - B.mean_axes(x, axes)
+
+
+GRID = {
+    "elementwise": grid_biased,
+    "broadcast": grid_biased,
+    "transposed": grid_transposed,
+    "stepped": grid_stepped,
+    "reduce": grid_sum,
+    "reduce-back": grid_centred,
+}
 
 
 # ------------------------------------------------------------------- running
@@ -332,6 +446,28 @@ def run(fw, quick, works):
     return rows
 
 
+def run_grid(fw, path):
+    """Times each row of `sweep_bench --list` (in `path`), one at a time."""
+    rows = []
+    with open(path) as fh:
+        grid = [json.loads(line) for line in fh if line.startswith("{")]
+    for g in grid:
+        f = GRID[g["work"]]
+        if g["axes"]:  # the reduced axes, or the view's permutation: part of the function
+            f = functools.partial(f, axes=tuple(g["axes"]))
+        args = [B.array(tuple(shape), g["dtype"]) for shape in g["inputs"]]
+        if any(a is None for a in args):
+            continue
+        B.fresh()
+        t = seconds_per_call(B.jit(f), args)
+        r = dict(work=g["work"], operand=g["operand"], form=g["form"], shape=g["shape"],
+                 dtype=g["dtype"], fw=fw, bytes=g["bytes"], us=round(t * 1e6, 2),
+                 GBps=round(g["bytes"] / t / 1e9, 1))
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+    return rows
+
+
 _jitted = {}
 
 
@@ -345,15 +481,17 @@ def jitted(f):
 def main():
     global B
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--fw", required=True, choices=["torch", "compile", "cupy", "jax"])
+    p.add_argument("--fw", required=True, choices=["torch", "compile", "cupy", "jax", "numpy"])
     p.add_argument("--quick", action="store_true", help="layernorm and softmax on two shapes")
     p.add_argument("--work", default="", help="comma-separated workloads (default: all)")
     p.add_argument("--out", help="append the rows to this JSON-lines file")
+    p.add_argument("--grid", help="run these rows of `sweep_bench --list` instead")
     args = p.parse_args()
-    make = {"torch": lambda: Torch(False), "compile": lambda: Torch(True), "cupy": CuPy, "jax": Jax}
+    make = {"torch": lambda: Torch(False), "compile": lambda: Torch(True), "cupy": CuPy, "jax": Jax,
+            "numpy": NumPy}
     B = make[args.fw]()
     works = set(w for w in args.work.split(",") if w)
-    rows = run(args.fw, args.quick, works)
+    rows = run_grid(args.fw, args.grid) if args.grid else run(args.fw, args.quick, works)
     if args.out:
         with open(args.out, "a") as fh:
             for r in rows:
