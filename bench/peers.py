@@ -227,6 +227,9 @@ class Jax(NumpyLike):
         # f32 products in f32, not JAX's default TF32: the precision the
         # other frameworks and numfuse use unless asked otherwise.
         jax.config.update("jax_default_matmul_precision", "highest")
+        # f64 arrays in f64: without x64 JAX makes them f32, and a grid's f64
+        # rows would time f32 work.
+        jax.config.update("jax_enable_x64", True)
         self.sigmoid = jax.nn.sigmoid
         self.seed = 0
 
