@@ -72,11 +72,11 @@ void compute_vector_groups(const FusedKernel& k, SourceWriter& w,
 
 // The order is the preference: tiles through shared memory wherever a view
 // is permuted and arrays are written flat, with no iota; vectors along the
-// collapsed dims wherever
-// arrays are read through views and written flat, with no iota; coordinates
-// wherever another array is a view or the step computes iota (whose values
-// are coordinates), as no flat walk computes them; vectors where every flat
-// array allows them; single elements for the rest.
+// collapsed dims wherever arrays are read through views and written flat,
+// with no iota; coordinates wherever another array is a view or the step
+// computes iota (whose values are coordinates), as no flat walk computes
+// them; vectors where every flat array allows them; single elements for the
+// rest.
 const std::vector<const FusedWalk*>& fused_walks() {
   static const std::vector<const FusedWalk*> walks = {
       &permuted_tiles_walk(), &broadcast_vectors_walk(), &strided_elements_walk(),
