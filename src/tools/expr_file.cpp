@@ -42,6 +42,8 @@ const std::map<std::string, OpId, std::less<>> kBinary = {
 
 // 2^63, exact as a double: the first integer an int64 cannot hold.
 constexpr double kInt64Reach = 9223372036854775808.0;
+// Axes beyond this are no array's (ranks are far smaller).
+constexpr std::int64_t kMaxAxis = 1 << 30;
 
 // One line, parsed by recursive descent; names resolve in `names`.
 class LineParser {
@@ -235,6 +237,11 @@ class LineParser {
         if (axis.op != OpId::constant || !axis.weak || !is_integral(axis.dtype)) {
           pos_ = at;
           fail(name + "(): axes are integers, as in " + name + "(A, 1)");
+        }
+        // Past an int it would wrap to another axis, not fail.
+        if (axis.value.i > kMaxAxis || axis.value.i < -kMaxAxis) {
+          pos_ = at;
+          fail(name + "(): axis " + std::to_string(axis.value.i) + " is past any array's rank");
         }
         out.push_back(int(axis.value.i));
       }

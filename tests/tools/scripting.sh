@@ -103,6 +103,9 @@ grep -q '^// signature: fused;.*;tiles0:.*;in:f32/tile:f32/flat;' "$work/perm.cu
 printf 'p: f32[40, 6, 31]\ntranspose(p, 0, 1)\n' >"$work/bad-perm.nf"
 "$tool" inspect --expr-file "$work/bad-perm.nf" 2>"$work/bad-perm.err" && fail "a short order accepted"
 grep -q 'bad-perm.nf:2:' "$work/bad-perm.err" || fail "a short order not named"
+printf 'p: f32[40, 6, 31]\ntranspose(p, 4294967298, 1, 0)\n' >"$work/huge-axis.nf"
+"$tool" inspect --expr-file "$work/huge-axis.nf" 2>"$work/huge-axis.err" && fail "a huge axis accepted"
+grep -q 'huge-axis.nf:2:.*axis 4294967298 is past' "$work/huge-axis.err" || fail "a huge axis not named"
 
 echo "== bad arguments: one line, a non-zero exit"
 refused 2 "$tool" warmup
