@@ -111,6 +111,7 @@ std::string FusedKernel::collapse_name() const {
   if (s_.tile_dim >= 0) {
     std::string name = ";tiles" + std::to_string(s_.tile_dim) + ":";
     name += std::to_string(s_.tile_edge) + "x" + std::to_string(s_.tile_length);
+    if (s_.tile_pairs) name += ":pairs";
     return name;
   }
   return s_.walk_wraps ? ";wrapping" : ";collapsed";

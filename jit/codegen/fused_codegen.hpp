@@ -56,8 +56,11 @@ struct FusedSpec {
   // view): where tiles of that dim and the last are staged through shared
   // memory; -1 where there is none.
   int tile_dim = -1;
-  int tile_edge = 0;       // a tile's elements along tile_dim (fused_spec.hpp)
-  int tile_length = 0;     // and along the last dim
+  int tile_edge = 0;    // a tile's elements along tile_dim (fused_spec.hpp)
+  int tile_length = 0;  // and along the last dim
+  // Whether the tiles move pairs of 2-byte elements, 4 bytes an access
+  // (fused_spec.cpp says where).
+  bool tile_pairs = false;
   bool collapsed = false;  // whether the walk took walk_dims
   // The walk that emits the kernel (fused_walks/); vector_width and unroll
   // are its launch shape, and what its kernel's signature names.

@@ -76,6 +76,27 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
   }
 }
 
+// Pairs of 2-byte elements, 4 bytes an access, in both phases of a tile:
+// where every array has 2-byte elements and every pair a tile reads or
+// writes starts on 4 bytes: even dims along the tile, even offsets, and
+// even strides of the permuted views but the unit one. 2-byte tiles were
+// bound by L2's throughput at 64 bytes a warp access (bench/RESULTS.md).
+bool tiles_take_pairs(const FusedSpec& spec, const std::vector<std::size_t>& views,
+                      const std::vector<Layout>& all) {
+  const Shape& dims = spec.walk_dims;
+  const auto p = std::size_t(spec.tile_dim);
+  if (dims[p] % 2 != 0 || dims.back() % 2 != 0) return false;
+  for (const Layout& l : all)
+    if (itemsize(l.dtype) != 2 || l.offset % 2 != 0) return false;
+  for (std::size_t j : views) {
+    const Strides& st = spec.walk_strides[j];
+    if (st[p] != 1) continue;  // read an element at a time
+    for (std::size_t d = 0; d < st.size(); ++d)
+      if (d != p && st[d] % 2 != 0) return false;
+  }
+  return true;
+}
+
 // The domain with adjacent dims merged wherever every strided read steps
 // through them as through one, dims of 1 dropped, each strided read's strides
 // over it (FusedSpec::walk_dims), and the vector width along its last dim.
@@ -113,6 +134,7 @@ void collapse_dims(FusedSpec& spec, const std::vector<Layout>& all, const Shape&
   std::size_t widest_all = 1;
   for (const Layout& l : all) widest_all = std::max(widest_all, itemsize(l.dtype));
   choose_tile(spec, views, widest_all <= 2 ? kNarrowTileElements : kTileElements);
+  spec.tile_pairs = spec.tile_dim >= 0 && tiles_take_pairs(spec, views, all);
   // 16-byte vectors of the widest array loaded a vector at a time: flat ones
   // and views with unit stride along the last dim, each starting on a vector
   // boundary at every coordinate.

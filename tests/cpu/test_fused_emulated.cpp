@@ -110,5 +110,18 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
   // A tile longer along the permuted dim than along the last.
   const nf::Array n = nf::astype(nf::randn({70, 8, 1000}), nf::f16);
   const nf::Array m = nf::astype(nf::randn({1000, 8, 70}), nf::f16);
-  check_same(nf::transpose(n, {2, 1, 0}) - m, ";tiles0:64x32;");
+  check_same(nf::transpose(n, {2, 1, 0}) - m, ";tiles0:64x32:pairs;");
+  // Pairs of 2-byte elements where every pair starts on 4 bytes: even dims,
+  // offsets and strides; an odd offset or dim takes elements one at a time.
+  for (const nf::DType dt : {nf::f16, nf::bf16}) {
+    INFO(nf::name(dt));
+    const nf::Array h = nf::astype(nf::randn({600, 36}), dt);
+    const nf::Array g = nf::astype(nf::randn({34, 600}), dt);
+    const nf::Array c = nf::astype(nf::randn({600}), dt);
+    const nf::Array even = h(nf::all, nf::slice(0, 34)), odd = h(nf::all, nf::slice(1, 35));
+    check_same(even.T() * g + c, ":pairs;");
+    check_same(odd.T() * g + c, ";tiles0:");
+    CHECK(nf::kernel_source(odd.T() * g + c).find(":pairs;") == std::string::npos);
+    check_same(nf::transpose(nf::astype(nf::randn({601, 33}), dt)) - 1.0f, ";tiles0:");
+  }
 }

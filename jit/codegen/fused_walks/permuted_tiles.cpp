@@ -54,7 +54,6 @@ class PermutedTiles final : public FusedWalk {
     const int rank = int(s.walk_dims.size()), p = s.tile_dim, last = rank - 1;
     const std::string P = std::to_string(p), L = std::to_string(last);
     const std::string E = std::to_string(s.tile_edge), N = std::to_string(s.tile_length);
-    const std::string U = std::to_string(s.unroll);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::tiled) continue;
       // Padding to an odd number of 4-byte words a row: a warp reading down
@@ -101,36 +100,125 @@ class PermutedTiles final : public FusedWalk {
     w.line("__syncthreads();  // the last tile's values are read");
     w.line("// Past a partial tile's end a thread loads the last element again, so");
     w.line("// that no load waits on a branch and every cell of the tile is set.");
+    read_tiles(s, w);
+    w.line("__syncthreads();");
+    if (s.tile_pairs) {
+      compute_pairs(k, w);
+    } else {
+      compute(k, w);
+    }
+    w.close();
+  }
+
+ private:
+  // Phase 1: warps along the tiled dim, a thread an element (or a pair) of
+  // each tiled view a trip, into its tile.
+  static void read_tiles(const FusedSpec& s, SourceWriter& w) {
+    const int pair = s.tile_pairs ? 2 : 1, across = s.tile_edge / pair;
+    const std::string L = std::to_string(s.walk_dims.size() - 1);
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + U + "; ++k)");
-    w.line("const int a = threadIdx.x % " + E + ", b = threadIdx.x / " + E + " + " +
-           std::to_string(kTileThreads / s.tile_edge) + " * k;  // warps along the tiled dim");
-    w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el;");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll / pair) + "; ++k)");
+    w.line("const int a = " + std::string(pair == 2 ? "2 * " : "") + "(threadIdx.x % " +
+           std::to_string(across) + "), b = threadIdx.x / " + std::to_string(across) + " + " +
+           std::to_string(kTileThreads / across) + " * k;  // warps along the tiled dim");
+    // A pair's first element is even, the tile's last one odd.
+    w.line(std::string("const int ca = a < ep ? a : ep") + (pair == 2 ? " - 1" : "") +
+           ", cb = b < el ? b : el;");
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::tiled) continue;
       const std::string J = std::to_string(j);
-      w.line("tile" + J + "[b][a] = in" + J + "[at" + J + " + ca + cb * st_in" + J + ".d[" + L +
-             "]];");
+      const std::string at = "at" + J + " + ca + cb * st_in" + J + ".d[" + L + "]";
+      if (pair == 1) {
+        w.line("tile" + J + "[b][a] = in" + J + "[" + at + "];");
+        continue;
+      }
+      w.line("const unsigned int v" + J + " = *(const unsigned int*)&in" + J + "[" + at + "];");
+      w.line("tile" + J + "[b][a] = (unsigned short)v" + J + ";");
+      w.line("tile" + J + "[b][a + 1] = (unsigned short)(v" + J + " >> 16);");
     }
     w.close();
-    w.line("__syncthreads();");
+  }
+
+  // A view's element at the tile's coordinates a and b + `next` (0 or 1).
+  static std::string view_read(const FusedKernel& k, std::size_t j, const std::string& next) {
+    const FusedSpec& s = k.spec();
+    const std::string J = std::to_string(j), b = next.empty() ? "b" : "b + " + next;
+    const std::string cb = next.empty() ? "cb" : "cb + " + next;
+    const std::string P = std::to_string(s.tile_dim), L = std::to_string(s.walk_dims.size() - 1);
+    const Access a = s.reads[j].access;
+    if (a == Access::tiled) return "tile" + J + "[" + b + "][a]";
+    return "in" + J + "[at" + J + " + ca * st_in" + J + ".d[" + P + "] + " + cb + " * st_in" + J +
+           ".d[" + L + "]]";
+  }
+
+  // Phase 2: warps along the last dim, a thread an element a trip.
+  static void compute(const FusedKernel& k, SourceWriter& w) {
+    const FusedSpec& s = k.spec();
+    const std::string N = std::to_string(s.tile_length);
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + U + "; ++k)");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
     w.line("const int b = threadIdx.x % " + N + ", a = threadIdx.x / " + N + " + " +
            std::to_string(kTileThreads / s.tile_length) + " * k;  // warps along the last dim");
     w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el;");
     w.line("const nf_idx i = first_i + ca * along + cb;");
     k.element(w, [&](std::size_t j) {
-      const std::string J = std::to_string(j);
       const Access a = s.reads[j].access;
-      if (a == Access::tiled) return "tile" + J + "[b][a]";
-      if (a != Access::strided) return "in" + J + "[" + k.offset("st_in" + J, a) + "]";
-      return "in" + J + "[at" + J + " + ca * st_in" + J + ".d[" + P + "] + cb * st_in" + J + ".d[" +
-             L + "]]";
+      if (a == Access::flat || a == Access::scalar)
+        return "in" + std::to_string(j) + "[" + k.offset("", a) + "]";
+      return view_read(k, j, "");
     });
     w.open("if (a == ca && b == cb)");
     k.stores(w);
     w.close();
+    w.close();
+  }
+
+  // Phase 2 in pairs: a thread two neighbours along the last dim a trip,
+  // the flat arrays loaded and stored 4 bytes at a time.
+  static void compute_pairs(const FusedKernel& k, SourceWriter& w) {
+    const FusedSpec& s = k.spec();
+    const int across = s.tile_length / 2;
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll / 2) + "; ++k)");
+    w.line("const int b = 2 * (threadIdx.x % " + std::to_string(across) + "), a = threadIdx.x / " +
+           std::to_string(across) + " + " + std::to_string(kTileThreads / across) +
+           " * k;  // warps along the last dim");
+    w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el - 1;");
+    w.line("const nf_idx i0 = first_i + ca * along + cb;");
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      if (s.reads[j].access != Access::flat) continue;
+      const std::string J = std::to_string(j);
+      w.line("const unsigned int f" + J + " = *(const unsigned int*)&in" + J + "[i0];");
+    }
+    for (std::size_t j = 0; j < s.writes.size(); ++j)
+      w.line("unsigned short out" + std::to_string(j) + "_0, out" + std::to_string(j) + "_1;");
+    for (const char* next : {"0", "1"}) {
+      const std::string half = next;
+      w.open("");
+      w.line("const nf_idx i = i0 + " + half + ";");
+      k.element(w, [&](std::size_t j) -> std::string {
+        const std::string J = std::to_string(j);
+        switch (s.reads[j].access) {
+          case Access::scalar:
+            return "in" + J + "[0]";
+          case Access::flat:
+            return half == "0" ? "(unsigned short)f" + J : "(unsigned short)(f" + J + " >> 16)";
+          default:
+            return view_read(k, j, half == "0" ? "" : "1");
+        }
+      });
+      for (std::size_t j = 0; j < s.writes.size(); ++j) {
+        const std::string J = std::to_string(j);
+        w.line("out" + J + "_" + half + " = " + store_expr(s.writes[j].dtype, "r" + J) + ";");
+      }
+      w.close();
+    }
+    w.open("if (a == ca && b == cb)");
+    for (std::size_t j = 0; j < s.writes.size(); ++j) {
+      const std::string J = std::to_string(j);
+      w.line("*(unsigned int*)&out" + J + "[i0] = out" + J + "_0 | (unsigned int)out" + J +
+             "_1 << 16;");
+    }
     w.close();
     w.close();
   }
