@@ -10,6 +10,9 @@ namespace {
 
 constexpr int kBlock = 256;         // threads of a block, unless one row needs more
 constexpr int kSplitThreads = 256;  // threads of a block of a split row
+constexpr int kColumnFill = 8;      // blocks of columns a device takes for each of rows
+constexpr int kMinColumnShare = 8;  // elements of a chunk of a column a thread takes, at least
+constexpr int kMaxGathered = 16;    // partial results of a column a thread combines, at most
 
 int pow2_at_least(std::int64_t v) {
   int p = 1;
@@ -52,6 +55,14 @@ class Rows final : public ReduceLanes {
     spec.tr = kSplitThreads;
     spec.to = 1;
   }
+  // Rows too few to fill a device (split_below) are cut into chunks of
+  // chunk_groups groups.
+  std::int64_t split_chunks(const ReduceSpec& spec, std::int64_t blocks,
+                            const ReduceLimits& limits) const override {
+    const std::int64_t groups = groups_of(spec);
+    if (blocks >= limits.split_below || groups <= limits.chunk_groups) return 1;
+    return (groups + limits.chunk_groups - 1) / limits.chunk_groups;
+  }
   bool whole(const ReduceSpec& spec) const override {
     return spec.per > 0 && groups_of(spec) == std::int64_t(spec.cluster) * spec.tr * spec.per;
   }
@@ -72,13 +83,42 @@ class Rows final : public ReduceLanes {
 
 class Columns final : public ReduceLanes {
  public:
-  // A warp's 32 threads on 32 consecutive outputs, kBlock / 32 on each.
+  // A warp's threads on consecutive outputs: 32 of them, or all where there
+  // are fewer, so that a warp reads whole rows of a narrow array. As many
+  // threads share a column as take about kGroupsPerThread of its elements
+  // each, up to a block of kBlock; short columns widen the block to kBlock
+  // threads with more outputs. (Blocks of 1024 threads holding columns of
+  // 256 elements, and clusters of them holding longer ones, were tried on
+  // an H100: slower than these, 20% to 4 times, where a thread holds few
+  // bytes; bench/RESULTS.md.)
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>&) const override {
-    spec.to = 32;
-    spec.tr = kBlock / spec.to;
+    const std::int64_t outputs = numel(spec.kept);
+    spec.to = outputs < 32 ? pow2_at_least(outputs) : 32;
+    spec.tr = std::min(pow2_at_least((groups_of(spec) + kGroupsPerThread - 1) / kGroupsPerThread),
+                       kBlock / spec.to);
+    if (spec.tr * spec.to < kBlock) {
+      spec.to = std::min(kBlock / spec.tr, pow2_at_least(outputs));
+    }
+    spec.tr = std::max(spec.tr, 32 / spec.to);  // whole warps
   }
-  // A split column keeps its block: its warps' reads stay coalesced.
-  void split_block(ReduceSpec&) const override {}
+  // A split column's block: kBlock threads, warps on consecutive outputs as
+  // before, so that its reads stay coalesced.
+  void split_block(ReduceSpec& spec) const override { spec.tr = std::max(1, kBlock / spec.to); }
+  // A thread of a column reads an element at a time where a thread of a row
+  // reads 16 bytes: a device takes kColumnFill times as many blocks of
+  // columns before it is full. Columns of blocks fewer than that are cut
+  // into as many chunks as fill it, each at most chunk_groups long and at
+  // least kMinColumnShare elements a thread, and at most kMaxGathered
+  // partial results a thread of the next kernel combines, one after another.
+  std::int64_t split_chunks(const ReduceSpec& spec, std::int64_t blocks,
+                            const ReduceLimits& limits) const override {
+    const std::int64_t fill = limits.split_below * kColumnFill, groups = groups_of(spec);
+    if (blocks >= fill) return 1;
+    const std::int64_t chunks = std::max((fill + blocks - 1) / blocks,
+                                         (groups + limits.chunk_groups - 1) / limits.chunk_groups);
+    return std::min({chunks, groups / (std::int64_t(spec.tr) * kMinColumnShare),
+                     std::int64_t(spec.tr) * kMaxGathered});
+  }
   // Columns keep their bounds tests, as they always have: skipping them
   // would change the source of every held column kernel.
   bool whole(const ReduceSpec&) const override { return false; }

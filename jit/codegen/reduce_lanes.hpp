@@ -29,6 +29,10 @@ class ReduceLanes {
   virtual void shape(ReduceSpec& spec, const std::vector<std::int64_t>& offsets) const = 0;
   // The block of a split walk.
   virtual void split_block(ReduceSpec& spec) const = 0;
+  // The chunks a split walk cuts each output into, given `blocks` blocks of
+  // its outputs (split_block's); below 2: no split.
+  virtual std::int64_t split_chunks(const ReduceSpec& spec, std::int64_t blocks,
+                                    const ReduceLimits& limits) const = 0;
   // Whether held outputs need no bounds tests: every thread's groups all
   // lie in its output.
   virtual bool whole(const ReduceSpec& spec) const = 0;

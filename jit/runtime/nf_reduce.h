@@ -422,16 +422,21 @@ __device__ __forceinline__ void nf_fetched() {
 #endif
 
 // Columns: thread t works for output t % TO and TR threads share an output.
-// Their partials meet in shared memory, combined in thread order; buffers
-// take turns as in nf_row_allreduce.
+// Blocks are whole warps. Where a warp holds L threads of an output (TO <
+// 32, a narrow array's whole rows), they combine by shuffles first; the
+// TR / L partials left of each output meet in shared memory, combined in
+// thread order. Buffers take turns as in nf_row_allreduce.
 template <int TO, int TR, class T, class Op>
 __device__ __forceinline__ T nf_column_allreduce(T v, Op op, void* smem) {
+  constexpr int L = TO >= 32 ? 1 : 32 / TO;
+  for (int m = TO; m < TO * L; m *= 2) v = op(v, nf_shfl_xor(v, m));
+  if (L == TR) return v;
   T* s = (T*)smem;
-  s[threadIdx.x] = v;
+  const int o = threadIdx.x % TO;
+  if (threadIdx.x / TO % L == 0) s[threadIdx.x / TO / L * TO + o] = v;
   __syncthreads();
-  const int to = threadIdx.x % TO;
-  v = s[to];
-  for (int t = 1; t < TR; ++t) v = op(v, s[t * TO + to]);
+  v = s[o];
+  for (int t = 1; t < TR / L; ++t) v = op(v, s[t * TO + o]);
   return v;
 }
 

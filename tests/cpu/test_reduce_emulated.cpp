@@ -28,6 +28,8 @@ namespace {
 struct Walk {
   int cluster = 1;
   bool prefetch = false;
+  int per = 0;      // groups a thread holds
+  int kernels = 1;  // more than one: split across blocks
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -40,7 +42,9 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   outputs = nf::test::emulate(roots, std::move(outputs), limits, &run);
   REQUIRE(run.steps.size() == 1);
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
-  if (walk) *walk = {run.steps[0].cluster, run.steps[0].prefetch};
+  if (walk) {
+    *walk = {run.steps[0].cluster, run.steps[0].prefetch, run.steps[0].per, run.steps[0].kernels};
+  }
   return outputs;
 }
 
@@ -215,6 +219,39 @@ TEST_CASE("emulated: long columns split across blocks", "[emulated][cpu-backend]
   nf::Array in_place = a.copy();
   emulate({in_place - nf::mean(in_place, 0)}, {in_place}, split);
   check_close(in_place, nf::Array(a - nf::mean(a, 0)), 1e-5);
+}
+
+TEST_CASE("emulated: columns of any width and length, with the device's limits",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  struct Case {
+    nf::Shape shape;
+    nf::DType dtype;
+    int per;      // groups a thread holds: 0 for none
+    int kernels;  // 2: split into chunks
+  };
+  const std::vector<Case> cases = {
+      {{200, 8}, nf::f32, 7, 1},    // a warp on 4 rows of 8 outputs; 32 threads of each hold
+      {{5000, 8}, nf::f32, 0, 2},   // too long to hold: chunks fill the device
+      {{3, 700}, nf::f32, 3, 1},    // a thread for each column, 256 a block
+      {{48, 40}, nf::f64, 6, 1},    // 8 threads a column hold
+      {{256, 40}, nf::f64, 0, 2},   // 4 chunks of 64
+      {{2000, 24}, nf::f16, 0, 2},  // narrow, long and half precision
+  };
+  for (const Case& c : cases) {
+    INFO(nf::to_string(c.shape) << " " << nf::name(c.dtype));
+    nf::Array x = nf::astype(nf::randn(c.shape) * 2 + 1, c.dtype);
+    const double rel = c.dtype == nf::f16 ? 2e-3 : 1e-5;
+    Walk walk;
+    check_close(emulate({x - nf::mean(x, 0)}, {}, nf::test::sm90_reduce_limits(), &walk)[0],
+                nf::Array(x - nf::mean(x, 0)), rel);
+    CHECK(walk.per == c.per);
+    CHECK(walk.kernels == c.kernels);
+    check_close(emulate({nf::sum(x, 0)}, {}, nf::test::sm90_reduce_limits())[0],
+                nf::Array(nf::sum(x, 0)), rel);
+    check_close(emulate({nf::var(x, 0)}, {}, nf::test::sm90_reduce_limits())[0],
+                nf::Array(nf::var(x, 0)), rel);
+  }
 }
 
 TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated][cpu-backend]") {

@@ -99,6 +99,7 @@ class Runner final : public jit::ValueAddresses {
     if (const jit::ReduceSpec* spec = kernels.reduce_spec()) {
       out.cluster = spec->cluster;
       out.prefetch = spec->prefetch;
+      out.per = spec->per;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

@@ -24,6 +24,7 @@ struct EmulatedStep {
   int kernels = 0;  // kernels launched (none for an empty domain)
   int cluster = 1;  // reduction steps: blocks of a cluster
   bool prefetch = false;
+  int per = 0;  // reduction steps: groups a thread holds (0: read again each pass)
 };
 
 struct EmulatedRun {

@@ -18,16 +18,16 @@ constexpr std::int64_t kMaxChunks = 4096;
 class SplitRows final : public StreamedRows {
  public:
   // Outputs not held (held rows come first in reduce_walks()) are split
-  // where their blocks, a split's, are too few to fill a device
-  // (split_below) and each has more than a chunk of groups.
+  // where their blocks, a split's, are too few to fill a device: the lanes
+  // say into how many chunks.
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
-    const std::int64_t groups = groups_of(spec);
     ReduceSpec split = spec;
-    lanes_of(split).split_block(split);
+    const ReduceLanes& lanes = lanes_of(split);
+    lanes.split_block(split);
     const std::int64_t blocks = (numel(split.kept) + split.to - 1) / split.to;
-    if (blocks >= limits.split_below || groups <= limits.chunk_groups) return false;
-    split.chunks = std::min((groups + limits.chunk_groups - 1) / limits.chunk_groups, kMaxChunks);
-    split.chunk = (groups + split.chunks - 1) / split.chunks;
+    split.chunks = std::min(lanes.split_chunks(split, blocks, limits), kMaxChunks);
+    if (split.chunks < 2) return false;
+    split.chunk = (groups_of(split) + split.chunks - 1) / split.chunks;
     spec = std::move(split);
     return true;
   }
