@@ -89,7 +89,7 @@ class Columns final : public ReduceLanes {
   // each, up to a block of kBlock; short columns widen the block to kBlock
   // threads with more outputs. (Blocks of 1024 threads holding columns of
   // 256 elements, and clusters of them holding longer ones, were tried on
-  // an H100: slower than these, 20% to 4 times, where a thread holds few
+  // an H100: up to four times slower than these where a thread holds few
   // bytes; bench/RESULTS.md.)
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>&) const override {
     const std::int64_t outputs = numel(spec.kept);
