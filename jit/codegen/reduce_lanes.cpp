@@ -107,9 +107,10 @@ class Columns final : public ReduceLanes {
   // A thread of a column reads an element at a time where a thread of a row
   // reads 16 bytes: a device takes kColumnFill times as many blocks of
   // columns before it is full. Columns of blocks fewer than that are cut
-  // into as many chunks as fill it, each at most chunk_groups long and at
-  // least kMinColumnShare elements a thread, and at most kMaxGathered
-  // partial results a thread of the next kernel combines, one after another.
+  // into as many chunks as fill it, or as keep each at most chunk_groups
+  // long, but into no more than leave kMinColumnShare elements a thread of
+  // a chunk, or kMaxGathered partial results for a thread of the next
+  // kernel to combine, one after another.
   std::int64_t split_chunks(const ReduceSpec& spec, std::int64_t blocks,
                             const ReduceLimits& limits) const override {
     const std::int64_t fill = limits.split_below * kColumnFill, groups = groups_of(spec);
