@@ -100,6 +100,24 @@ std::int64_t groups_of(const ReduceSpec& spec) {
   return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
 }
 
+std::vector<int> varying_reads(const ReduceSpec& spec) {
+  std::vector<int> reads;
+  for (std::size_t j = 0; j < spec.reads.size(); ++j) {
+    if (spec.reads[j].along != Along::none) reads.push_back(int(j));
+  }
+  return reads;
+}
+
+std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per) {
+  return std::int64_t(spec.vec * itemsize(spec.reads[j].dtype)) * per * spec.tr * spec.to;
+}
+
+std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per) {
+  std::int64_t bytes = 0;
+  for (int j : varying_reads(spec)) bytes += held_bytes(spec, j, per);
+  return bytes;
+}
+
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,
                             const std::vector<Array>& outputs, const ReduceLimits& limits) {
@@ -141,7 +159,7 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
     dims.push_back(std::move(dim));
   }
   for (std::size_t j = 0; j < all.size(); ++j) {
-    ReduceOperand o{all[j].dtype, Along::none, {}, {}};
+    ReduceOperand o{all[j].dtype, Along::none, {}, {}, all[j].offset};
     for (const Dim& d : dims) (d.reduced ? o.reduced : o.kept).push_back(d.strides[j]);
     o.along = along_of(o.reduced);
     (j < step.reads.size() ? spec.reads : spec.writes).push_back(std::move(o));

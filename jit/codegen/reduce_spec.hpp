@@ -27,8 +27,9 @@ enum class Along : std::uint8_t {
 struct ReduceOperand {
   DType dtype;
   Along along;
-  Strides kept;     // over ReduceSpec::kept
-  Strides reduced;  // over ReduceSpec::reduced
+  Strides kept;             // over ReduceSpec::kept
+  Strides reduced;          // over ReduceSpec::reduced
+  std::int64_t offset = 0;  // of its first element, in elements
 };
 
 struct ReduceSpec {
@@ -62,6 +63,9 @@ struct ReduceSpec {
   // `to` outputs and copies the next tiles' elements into shared memory
   // while it reduces the current one, so that its SM keeps reading memory.
   bool prefetch = false;
+  // Columns read more than once, each thread's elements held in shared
+  // memory rather than registers (per may pass max_held).
+  bool shared = false;
   // Held rows whose every thread's groups all lie in the row (groups ==
   // cluster * tr * per): no bounds tests, which cost registers.
   bool whole = false;
@@ -72,6 +76,12 @@ struct ReduceSpec {
 
 // Groups of `vec` elements along each output.
 std::int64_t groups_of(const ReduceSpec& spec);
+// The reads that vary along the reduced dims, by index among spec.reads.
+std::vector<int> varying_reads(const ReduceSpec& spec);
+// Bytes of `per` groups of each of a block's threads of read j, and of every
+// read that varies along the reduced dims.
+std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per);
+std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per);
 
 // Whether an elementwise value comes from a library function (exp, log, a
 // division): work enough to weigh on a kernel.

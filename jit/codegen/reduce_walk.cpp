@@ -71,15 +71,29 @@ void ReduceWalk::block_header(const ReduceKernel& k, SourceWriter& w, const std:
         " outputs. " + how);
 }
 
+void ReduceWalk::shared_reads(const ReduceKernel& k, SourceWriter& w, const std::string& array,
+                              int per) {
+  const ReduceSpec& s = k.spec();
+  w.line("NF_DYNAMIC_SHARED(" + array + ");");
+  std::int64_t offset = 0;
+  for (int j : varying_reads(s)) {
+    const std::string vt = k.model().vec_type(s.reads[j].dtype);
+    w.line(vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(" + array + " + " +
+           std::to_string(offset) + ");");
+    offset += held_bytes(s, j, per);
+  }
+}
+
 // The order is the preference: a cluster takes rows too long for one block
 // to hold, which it reads once where streaming would read them each pass;
 // prefetched rows are held rows that also prefetch, so they come before
-// plain held rows; a split takes outputs not held whose blocks are too few
-// to fill a device; streaming takes the rest.
+// plain held rows; columns too long to hold in registers but read more than
+// once are held in shared memory; a split takes outputs not held whose
+// blocks are too few to fill a device; streaming takes the rest.
 const std::vector<const ReduceWalk*>& reduce_walks() {
   static const std::vector<const ReduceWalk*> walks = {
-      &cluster_rows_walk(), &prefetched_rows_walk(), &held_rows_walk(),
-      &split_rows_walk(),   &streamed_rows_walk(),
+      &cluster_rows_walk(),   &prefetched_rows_walk(), &held_rows_walk(),
+      &shared_columns_walk(), &split_rows_walk(),      &streamed_rows_walk(),
   };
   return walks;
 }

@@ -81,12 +81,18 @@ class ReduceWalk {
   static void output_line(const ReduceKernel& k, SourceWriter& w, const std::string& tile);
   // The header of a block that takes `to` outputs, before `how` it holds them.
   static void block_header(const ReduceKernel& k, SourceWriter& w, const std::string& how);
+  // Dynamic shared memory `array`, and in it, one after another, an array
+  // s_in<j> of `per` groups of each of the block's threads for each read j
+  // that varies along the reduced dims (held_bytes in all).
+  static void shared_reads(const ReduceKernel& k, SourceWriter& w, const std::string& array,
+                           int per);
 };
 
 // The walks, one file each under reduce_walks/.
 const ReduceWalk& cluster_rows_walk();
 const ReduceWalk& prefetched_rows_walk();
 const ReduceWalk& held_rows_walk();
+const ReduceWalk& shared_columns_walk();
 const ReduceWalk& split_rows_walk();
 const ReduceWalk& streamed_rows_walk();
 

@@ -69,6 +69,10 @@ std::vector<NamedLimits> walks() {
   l.prefetch_from = 1;
   l.prefetch_max = 1 << 20;
   w.push_back({"prefetched", l});
+  l = {};
+  l.split_below = 1;
+  l.prefetch_max = 224 << 10;
+  w.push_back({"shared columns", l});
   return w;
 }
 

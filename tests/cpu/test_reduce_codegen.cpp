@@ -234,6 +234,7 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
         {"general", {7, 13, 5}, nf::Axes({0, 2}), 2},
         {"all", {9, 11}, nf::Axes(), 2},
         {"split rows", {2, 300001}, nf::Axes(1), 6},
+        {"shared columns", {300, 4200}, nf::Axes(0), 6},
     };
     for (const Walk& w : walks) {
       nf::Array x = filled(w.shape, t);
@@ -247,6 +248,10 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
       // exp, of floating rows (others write wider elements than they read).
       const bool prefetched = std::string(w.name) == "prefetched rows" && nf::is_floating(t);
       if (prefetched) with_args.push_back(softmax(x));
+      // Columns broadcast back are held in shared memory where cp.async
+      // copies their elements (4 or 8 bytes, or 2-byte pairs).
+      const bool shared = std::string(w.name) == "shared columns" && nf::itemsize(t) >= 2;
+      if (std::string(w.name) == "shared columns") with_args.push_back(x - nf::mean(x, w.axes));
       if (w.axes.is_all()) {
         with_args.push_back(nf::argmin(x));
         with_args.push_back(nf::argmax(x));
@@ -257,12 +262,15 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
       const nf::Plan p = nf::plan(with_args);
       INFO(nf::name(t) << ", " << w.name << ": " << p.to_string());
       CHECK(p.kernel_count() <= w.kernels);
+      bool copies = false;
       for (const std::string& src : p.sources()) {
         if (std::string(w.name) == "cluster rows") CHECK(count(src, "__cluster_dims__(8, 1, 1)"));
         if (prefetched) CHECK(count(src, "nf_fetch<"));
+        copies = copies || count(src, "nf_fetch<");
         const nf::jit::KernelImage image = nf::jit::compile(src, "sm_90");
         CHECK(image.cubin);
       }
+      if (shared) CHECK(copies);
     }
   }
   nf::Array h = filled({33, 100}, nf::f16);

@@ -30,6 +30,7 @@ struct Walk {
   bool prefetch = false;
   int per = 0;      // groups a thread holds
   int kernels = 1;  // more than one: split across blocks
+  bool shared = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -43,7 +44,8 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps.size() == 1);
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
-    *walk = {run.steps[0].cluster, run.steps[0].prefetch, run.steps[0].per, run.steps[0].kernels};
+    const nf::test::EmulatedStep& step = run.steps[0];
+    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared};
   }
   return outputs;
 }
@@ -252,6 +254,55 @@ TEST_CASE("emulated: columns of any width and length, with the device's limits",
     check_close(emulate({nf::var(x, 0)}, {}, nf::test::sm90_reduce_limits())[0],
                 nf::Array(nf::var(x, 0)), rel);
   }
+}
+
+TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  nf::jit::ReduceLimits limits = nf::test::sm90_reduce_limits();
+  limits.split_below = 1;                       // a block or two fill the emulator
+  nf::Array x = nf::randn({700, 45}) * 2 + 1;   // 32 outputs a block, the second tile 13 of them
+  nf::Array y = nf::randn({3000, 6}, nf::f64);  // 8 outputs a block, 6 of them live
+  for (const nf::Array& a : {x, y}) {
+    INFO(nf::to_string(a.shape()));
+    const double rel = a.dtype() == nf::f64 ? 1e-12 : 1e-5;
+    const nf::Expr e = nf::exp(a - nf::max(a, 0));
+    const nf::Expr softmax = e / nf::sum(e, 0);
+    Walk walk;
+    check_close(emulate({softmax}, {}, limits, &walk)[0], nf::Array(softmax), rel);
+    CHECK(walk.shared);
+    CHECK(walk.kernels == 1);
+    const nf::Expr z = (a - nf::mean(a, 0)) / nf::sqrt(nf::var(a, 0) + 1e-5);
+    const auto both = emulate({z, nf::max(a, 0)}, {}, limits);
+    check_close(both[0], nf::Array(z), rel * 10);
+    check_close(both[1], nf::Array(nf::max(a, 0)), rel);
+    nf::Array in_place = a.copy();
+    emulate({in_place - nf::mean(in_place, 0)}, {in_place}, limits, &walk);
+    CHECK(walk.shared);
+    check_close(in_place, nf::Array(a - nf::mean(a, 0)), rel);
+  }
+  // 2-byte elements: the thread of an even output copies its neighbour's
+  // too, where every pair lies together on 4 bytes; an odd count of outputs,
+  // or a view starting at an odd element, is split instead.
+  nf::Array h = nf::astype(nf::randn({600, 48}) * 2 + 1, nf::f16);
+  const std::vector<std::pair<nf::Array, bool>> halves = {
+      {h(nf::all, nf::slice(0, 46)), true},
+      {nf::astype(h(nf::all, nf::slice(0, 45)), nf::bf16), false},
+      {h(nf::all, nf::slice(1, 47)), false},
+  };
+  for (const auto& [a, shared] : halves) {
+    INFO(nf::to_string(a.shape()) << " " << nf::name(a.dtype()) << " at " << a.offset());
+    Walk walk;
+    check_close(emulate({a - nf::mean(a, 0)}, {}, limits, &walk)[0], nf::Array(a - nf::mean(a, 0)),
+                2e-3);
+    CHECK(walk.shared == shared);
+    check_close(emulate({nf::var(a, 0), a / nf::sum(a, 0)}, {}, limits)[1],
+                nf::Array(a / nf::sum(a, 0)), 2e-3);
+  }
+  // A column reduced and not written back reads each element once anyway:
+  // no copies.
+  Walk walk;
+  check_close(emulate({nf::sum(x, 0)}, {}, limits, &walk)[0], nf::Array(nf::sum(x, 0)), 1e-5);
+  CHECK_FALSE(walk.shared);
 }
 
 TEST_CASE("emulated: long rows shared by the blocks of a cluster", "[emulated][cpu-backend]") {

@@ -100,6 +100,7 @@ class Runner final : public jit::ValueAddresses {
       out.cluster = spec->cluster;
       out.prefetch = spec->prefetch;
       out.per = spec->per;
+      out.shared = spec->shared;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

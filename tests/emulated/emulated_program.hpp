@@ -24,7 +24,8 @@ struct EmulatedStep {
   int kernels = 0;  // kernels launched (none for an empty domain)
   int cluster = 1;  // reduction steps: blocks of a cluster
   bool prefetch = false;
-  int per = 0;  // reduction steps: groups a thread holds (0: read again each pass)
+  int per = 0;          // reduction steps: groups a thread holds (0: read again each pass)
+  bool shared = false;  // reduction steps: held in shared memory, not registers
 };
 
 struct EmulatedRun {

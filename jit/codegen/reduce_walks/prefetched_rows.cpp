@@ -13,19 +13,6 @@
 namespace nf::jit {
 namespace {
 
-// Shared memory a prefetching kernel's block copies its next tile into: for
-// each read that varies along the reduced dims, its held groups.
-std::int64_t prefetch_bytes(const ReduceSpec& spec, const ReduceOperand& read) {
-  if (read.along == Along::none) return 0;
-  return std::int64_t(spec.vec * itemsize(read.dtype)) * spec.per * spec.tr * spec.to;
-}
-
-std::int64_t prefetch_bytes(const ReduceSpec& spec) {
-  std::int64_t bytes = 0;
-  for (const ReduceOperand& r : spec.reads) bytes += prefetch_bytes(spec, r);
-  return bytes;
-}
-
 // Held rows of `prefetch_from` bytes or more a block take an SM's registers,
 // and the SM stops reading memory while its one block works on them. Where
 // that work includes library functions on every element (softmax's exp and
@@ -44,7 +31,9 @@ bool prefetches(const ReduceSpec& spec, const ReduceLimits& limits) {
     const std::size_t bytes = spec.vec * itemsize(r.dtype);
     if (r.along != Along::none && bytes != 4 && bytes != 8 && bytes != 16) return false;
   }
-  const std::int64_t bytes = prefetch_bytes(spec);
+  // The next tile's elements: for each read that varies along the reduced
+  // dims, its held groups.
+  const std::int64_t bytes = held_bytes(spec, spec.per);
   return bytes >= limits.prefetch_from && bytes <= limits.prefetch_max;
 }
 
@@ -63,7 +52,7 @@ class PrefetchedRows final : public HeldRows {
   void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
     HeldRows::launch(k, out);
     out.loops_over_tiles = true;
-    out.shared_bytes = std::size_t(prefetch_bytes(k.spec()));
+    out.shared_bytes = std::size_t(held_bytes(k.spec(), k.spec().per));
   }
 
   void header(const ReduceKernel& k, SourceWriter& w) const override {
@@ -78,14 +67,7 @@ class PrefetchedRows final : public HeldRows {
   // consecutive addresses. Each thread reads back only the slots it filled.
   void shared(const ReduceKernel& k, SourceWriter& w) const override {
     w.line("// the next tile's elements, copied in while the block works on this one");
-    w.line("NF_DYNAMIC_SHARED(nf_next);");
-    std::int64_t offset = 0;
-    for (int j : prefetched(k.spec())) {
-      const std::string vt = k.model().vec_type(k.spec().reads[j].dtype);
-      w.line(vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(nf_next + " +
-             std::to_string(offset) + ");");
-      offset += prefetch_bytes(k.spec(), k.spec().reads[j]);
-    }
+    shared_reads(k, w, "nf_next", k.spec().per);
   }
 
   void block(const ReduceKernel& k, SourceWriter& w) const override {
@@ -132,15 +114,6 @@ class PrefetchedRows final : public HeldRows {
   }
 
  private:
-  // Operands whose rows a prefetching kernel copies into shared memory.
-  static std::vector<int> prefetched(const ReduceSpec& spec) {
-    std::vector<int> reads;
-    for (std::size_t j = 0; j < spec.reads.size(); ++j) {
-      if (spec.reads[j].along != Along::none) reads.push_back(int(j));
-    }
-    return reads;
-  }
-
   static std::string slot(const ReduceKernel& k) {
     return "k * " + std::to_string(k.spec().tr * k.spec().to) + " + threadIdx.x";
   }
@@ -151,9 +124,9 @@ class PrefetchedRows final : public HeldRows {
     const ReduceSpec& s = k.spec();
     w.open("", what + " starts coming into shared memory");
     output_line(k, w, tile);
-    k.model().output_bases(w, prefetched(s));
+    k.model().output_bases(w, varying_reads(s));
     open_groups(k, w, "o < rows");
-    for (int j : prefetched(s)) {
+    for (int j : varying_reads(s)) {
       const std::string J = std::to_string(j);
       w.line("nf_fetch<" + std::to_string(s.vec * itemsize(s.reads[j].dtype)) + ">(&s_in" + J +
              "[" + slot(k) + "], in" + J + " + " + k.model().base(j) + " + g * " +

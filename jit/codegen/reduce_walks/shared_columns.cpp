@@ -1,0 +1,162 @@
+// Shared columns: columns that a kernel reads more than once (a reduction
+// broadcast back, x - mean(x, 0)), too long to hold in registers, whose
+// block's columns fit in shared memory. Each thread copies its elements of
+// its column into shared memory (cp.async, sm_80 on), every copy in flight
+// at once, and every pass reads them there: memory is read once, where the
+// split reads each element again for its stores. cp.async copies 4 bytes at
+// the least: of 2-byte elements, the thread of an even output copies its
+// element and its neighbour's.
+#include <algorithm>
+#include <vector>
+
+#include "codegen/reduce_kernel.hpp"
+#include "codegen/source_writer.hpp"
+#include "core/shape_util.hpp"
+
+namespace nf::jit {
+namespace {
+
+// Whether a read's 2-byte elements of outputs 2i and 2i + 1 lie together on
+// 4 bytes, wherever they are along the reduced dims: the outputs' innermost
+// dim is contiguous and of even length, and every other step is even.
+bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read) {
+  if (spec.kept.back() % 2 != 0 || read.kept.back() != 1 || read.offset % 2 != 0) return false;
+  const auto even = [](std::int64_t s) { return s % 2 == 0; };
+  return std::all_of(read.kept.begin(), read.kept.end() - 1, even) &&
+         std::all_of(read.reduced.begin(), read.reduced.end(), even);
+}
+
+// Whether a kernel's copies take pairs: its copied reads have 2-byte
+// elements (applies() takes no other 2-byte reads).
+bool copies_pairs(const ReduceSpec& spec) {
+  return itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
+}
+
+constexpr int kThreads = 256;        // threads of a block
+constexpr int kSectorBytes = 32;     // what a read from memory moves at the least
+constexpr int kMeetingBytes = 8192;  // the static buffers where a block's columns meet
+
+class SharedColumns final : public ReduceWalk {
+ public:
+  // Columns whose kernel writes elements (a pass after the first reads them
+  // again) and whose copied reads have elements cp.async copies (4 or 8
+  // bytes), or all have 2-byte elements that lie together in pairs. A block
+  // takes the most outputs, of those the lanes gave, whose columns fit
+  // beside the meeting's buffers, and no fewer than keep a warp's copies to
+  // whole sectors; where that leaves too few blocks to fill a device
+  // (split_below), a split reads the columns from every SM.
+  bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
+    const bool writes_elements =
+        std::any_of(spec.writes.begin(), spec.writes.end(),
+                    [](const ReduceOperand& o) { return o.along != Along::none; });
+    if (!spec.columns || !writes_elements || limits.prefetch_max <= 0) return false;
+    std::size_t narrowest = 8;
+    for (int j : varying_reads(spec)) {
+      narrowest = std::min(narrowest, itemsize(spec.reads[j].dtype));
+    }
+    for (int j : varying_reads(spec)) {
+      const ReduceOperand& read = spec.reads[j];
+      const std::size_t bytes = itemsize(read.dtype);
+      const bool copied =
+          narrowest == 2 ? bytes == 2 && pairs_together(spec, read) : bytes == 4 || bytes == 8;
+      if (!copied) return false;
+    }
+    const int fewest = std::min(spec.to, int(kSectorBytes / narrowest));
+    const std::int64_t groups = groups_of(spec);
+    for (int to = spec.to; to >= fewest; to /= 2) {
+      ReduceSpec shared = spec;
+      shared.to = to;
+      shared.tr = kThreads / to;
+      const std::int64_t per = (groups + shared.tr - 1) / shared.tr;
+      if (held_bytes(shared, per) > limits.prefetch_max - kMeetingBytes) continue;
+      if ((numel(spec.kept) + to - 1) / to < limits.split_below) return false;
+      shared.per = int(per);
+      shared.shared = true;
+      spec = std::move(shared);
+      return true;
+    }
+    return false;
+  }
+
+  void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
+    ReduceWalk::launch(k, out);
+    out.shared_bytes = std::size_t(held_bytes(k.spec(), k.spec().per));
+  }
+
+  void header(const ReduceKernel& k, SourceWriter& w) const override {
+    const ReduceSpec& s = k.spec();
+    const bool pairs = copies_pairs(s);
+    block_header(k, w,
+                 "A thread's " + std::to_string(s.per) + " elements are copied into shared\n" +
+                     (pairs ? "// memory, 4 bytes a copy by the thread of the even output of "
+                              "each pair,\n// "
+                            : "// memory, ") +
+                     "every copy in flight at once, and each pass reads them there.\n");
+  }
+
+  // Element k of thread t at k * threads + t, so that a warp's copies fill
+  // consecutive addresses; each thread reads back what it copied, or, of a
+  // pair, what its neighbour did (after a barrier).
+  void shared(const ReduceKernel& k, SourceWriter& w) const override {
+    w.line("// the thread's elements, copied once");
+    shared_reads(k, w, "nf_held", k.spec().per);
+  }
+
+  void loads(const ReduceKernel& k, SourceWriter& w) const override {
+    const ReduceSpec& s = k.spec();
+    const bool pairs = copies_pairs(s);
+    if (pairs) {
+      w.line("// the elements of the thread's output and the next start coming into shared");
+      w.line("// memory, all at once, where the output is even");
+      w.open("if (o % 2 == 0)");
+    } else {
+      w.line("// the thread's elements start coming into shared memory, all at once");
+    }
+    open_elements(k, w);
+    w.line("const nf_idx r = g;");
+    k.model().reduced_coordinates(w);
+    for (int j : varying_reads(s)) {
+      w.line("nf_fetch<" + std::to_string(pairs ? 4 : itemsize(s.reads[j].dtype)) + ">(&" +
+             slot(j) + ", &" + k.model().element(j, "r") + ");");
+    }
+    w.close();
+    w.close();
+    if (pairs) w.close();
+    w.line("nf_fetched();  // the thread's copies are in");
+    if (pairs) w.line("__syncthreads();  // and its neighbour's");
+    k.model().kept_declarations(w);
+  }
+
+  void element_loop(const ReduceKernel& k, SourceWriter& w,
+                    const ElementPass& pass) const override {
+    open_elements(k, w);
+    k.element_body(
+        w, pass, [&](int j) { return slot(j) + ".v[0]"; }, pass.stores);
+    w.close();
+    w.close();
+  }
+
+ private:
+  static std::string slot(int j) {
+    return "s_in" + std::to_string(j) + "[k * " + std::to_string(kThreads) + " + threadIdx.x]";
+  }
+
+  // Opens the loop over the thread's elements k (group g) and the test that
+  // g lies in its column; two close()s end them.
+  static void open_elements(const ReduceKernel& k, SourceWriter& w) {
+    const ReduceSpec& s = k.spec();
+    w.line("#pragma unroll 4");
+    w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
+    w.line("const nf_idx g = tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
+    w.open("if (live && g < groups)");
+  }
+};
+
+}  // namespace
+
+const ReduceWalk& shared_columns_walk() {
+  static const SharedColumns walk;
+  return walk;
+}
+
+}  // namespace nf::jit
