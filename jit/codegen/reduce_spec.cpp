@@ -100,6 +100,11 @@ std::int64_t groups_of(const ReduceSpec& spec) {
   return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
 }
 
+bool writes_elements(const ReduceSpec& spec) {
+  return std::any_of(spec.writes.begin(), spec.writes.end(),
+                     [](const ReduceOperand& o) { return o.along != Along::none; });
+}
+
 std::vector<int> varying_reads(const ReduceSpec& spec) {
   std::vector<int> reads;
   for (std::size_t j = 0; j < spec.reads.size(); ++j) {

@@ -76,6 +76,9 @@ struct ReduceSpec {
 
 // Groups of `vec` elements along each output.
 std::int64_t groups_of(const ReduceSpec& spec);
+// Whether a step writes elements along the reduced dims (a reduction
+// broadcast back), not only values per output.
+bool writes_elements(const ReduceSpec& spec);
 // The reads that vary along the reduced dims, by index among spec.reads.
 std::vector<int> varying_reads(const ReduceSpec& spec);
 // Bytes of `per` groups of each of a block's threads of read j, and of every

@@ -46,10 +46,7 @@ class SharedColumns final : public ReduceWalk {
   // whole sectors; where that leaves too few blocks to fill a device
   // (split_below), a split reads the columns from every SM.
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
-    const bool writes_elements =
-        std::any_of(spec.writes.begin(), spec.writes.end(),
-                    [](const ReduceOperand& o) { return o.along != Along::none; });
-    if (!spec.columns || !writes_elements || limits.prefetch_max <= 0) return false;
+    if (!spec.columns || !writes_elements(spec) || limits.prefetch_max <= 0) return false;
     std::size_t narrowest = 8;
     for (int j : varying_reads(spec)) {
       narrowest = std::min(narrowest, itemsize(spec.reads[j].dtype));

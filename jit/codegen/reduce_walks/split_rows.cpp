@@ -38,7 +38,7 @@ class SplitRows final : public StreamedRows {
   void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
     StreamedRows::launch(k, out);
     const ReduceSpec& s = k.spec();
-    out.blocks *= s.chunks;
+    if (chunked(k)) out.blocks *= s.chunks;
     for (const Term& t : k.model().terms()) {
       out.workspace_bytes.push_back(k.model().acc_bytes(t) * numel(s.kept) * s.chunks);
     }
@@ -65,8 +65,15 @@ class SplitRows final : public StreamedRows {
     }
   }
 
-  // A block takes chunk c of the outputs of tile blockIdx.x / chunks.
+  // A block takes chunk c of the outputs of tile blockIdx.x / chunks, or,
+  // in a last kernel that writes values per output alone, tile blockIdx.x.
   void prologue(const ReduceKernel& k, SourceWriter& w) const override {
+    if (!chunked(k)) {
+      output_line(k, w, "(nf_idx)blockIdx.x");
+      w.line("const nf_idx c = 0;  // a block per tile: it writes values per output alone");
+      w.line("const bool live = o < rows;");
+      return;
+    }
     output_line(k, w, "((nf_idx)blockIdx.x / chunks)");
     w.line("const nf_idx c = (nf_idx)blockIdx.x % chunks;");
     w.line("const bool live = o < rows;");
@@ -97,6 +104,14 @@ class SplitRows final : public StreamedRows {
   }
 
  private:
+  // Whether kernel k's blocks take chunks: each pass's do, and the last's
+  // where it writes elements; where it writes values per output alone, a
+  // block per tile gathers the partial results once, where a block per
+  // chunk would each gather them all again.
+  static bool chunked(const ReduceKernel& k) {
+    return k.stage() < k.kernels() || writes_elements(k.spec());
+  }
+
   // A split row's pass `round`, from the partial results its chunks wrote:
   // each thread combines some in chunk order, then the block combines those.
   static void gather(const ReduceKernel& k, SourceWriter& w, int round) {
