@@ -114,7 +114,8 @@ std::string FusedKernel::collapse_name() const {
     if (s_.tile_pairs) name += ":pairs";
     return name;
   }
-  return s_.walk_wraps ? ";wrapping" : ";collapsed";
+  if (s_.walk_wraps) return ";wrapping";
+  return s_.panels ? ";collapsed:panels" : ";collapsed";
 }
 
 // One statement per computed value.

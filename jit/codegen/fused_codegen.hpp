@@ -61,6 +61,11 @@ struct FusedSpec {
   // Whether the tiles move pairs of 2-byte elements, 4 bytes an access
   // (fused_spec.cpp says where).
   bool tile_pairs = false;
+  // Whether blocks take the rows of a panel of the last dim one after
+  // another, rather than the domain in order: where a view broadcast along
+  // the other dims (a row operand) would fall out of L2 between its rows
+  // (fused_walks/broadcast_vectors.cpp says where).
+  bool panels = false;
   bool collapsed = false;  // whether the walk took walk_dims
   // The walk that emits the kernel (fused_walks/); vector_width and unroll
   // are its launch shape, and what its kernel's signature names.

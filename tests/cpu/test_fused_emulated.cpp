@@ -52,6 +52,21 @@ TEST_CASE("emulated: a view of every broadcast pattern over a rank-3 domain",
   }
 }
 
+TEST_CASE("emulated: rows too long for L2 taken in panels", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // A row of x, the row operand and the output: 1,500,001 x 24 bytes, past
+  // 32 MB. The last panel is partial; the other operand is a column.
+  const nf::Array x = nf::randn({3, 1500002}, nf::f64), row = nf::randn({1500002}, nf::f64);
+  const nf::Array col = nf::randn({3, 1}, nf::f64);
+  check_same(x * row + col, ";collapsed:panels;");
+  // Written into the first rows of a larger array: the last panel of the
+  // last row stops at the row's end, leaving the row after untouched.
+  nf::Array big = nf::zeros({4, 1500002}, nf::f64);
+  nf::test::emulate({x * row + col}, {big(nf::slice(0, 3), nf::all)});
+  CHECK(nf::Array(nf::all(big(nf::slice(0, 3), nf::all) == x * row + col)).item<bool>());
+  CHECK(nf::Array(nf::all(big(3, nf::all) == 0.0)).item<bool>());
+}
+
 TEST_CASE("emulated: several views, a transposed one, half types and f64",
           "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());

@@ -11,6 +11,13 @@
 // cross a row's end: the views are then read an element at a time, their
 // offsets stepped as an odometer steps, and the elements past the last
 // whole vector go one at a time.
+//
+// A row operand read again for every row stays in L2 while a row of every
+// array fits there; where a row is longer, the blocks take panels of the
+// last dim, each the chunk one block-wide step covers, and go down a panel's
+// rows one after another, so that the operand's chunk is read from memory
+// once and found in L2 for the rows after.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,6 +28,33 @@
 
 namespace nf::jit {
 namespace {
+
+// A row of every array along the last dim past this many bytes: its row
+// operands are read in panels (a good part of an H100's 50 MB of L2: rows
+// of 32 MB, f32 (8, 8388608) + (1, 8388608), ran at 72% of copy, and in
+// panels at 98%; bench/RESULTS.md, 2026-11-26).
+constexpr std::int64_t kPanelRowBytes = std::int64_t(32) << 20;
+
+// Whether a read broadcast along another dim than the last, and read along
+// the last, would be read from memory again for each row: where a row of
+// every array that varies along the last dim takes kPanelRowBytes or more.
+bool takes_panels(const FusedSpec& s) {
+  const std::size_t rank = s.walk_dims.size();
+  if (rank < 2 || s.walk_wraps) return false;
+  bool row_operand = false;
+  std::int64_t row_bytes = 0;
+  for (std::size_t j = 0; j < s.reads.size(); ++j) {
+    const Access a = s.reads[j].access;
+    if (a == Access::scalar || a == Access::broadcast) continue;
+    row_bytes += std::int64_t(itemsize(s.reads[j].dtype));
+    if (a != Access::contiguous) continue;
+    const Strides& st = s.walk_strides[j];
+    row_operand =
+        row_operand || std::any_of(st.begin(), st.end() - 1, [](auto v) { return v == 0; });
+  }
+  for (const OperandSpec& o : s.writes) row_bytes += std::int64_t(itemsize(o.dtype));
+  return row_operand && row_bytes * s.walk_dims.back() >= kPanelRowBytes;
+}
 
 class BroadcastVectors final : public FusedWalk {
  public:
@@ -38,6 +72,7 @@ class BroadcastVectors final : public FusedWalk {
       if (last == 0) spec.reads[j].access = Access::broadcast;
     }
     spec.unroll = vector_unroll(spec);
+    spec.panels = takes_panels(spec);
     return true;
   }
 
@@ -53,7 +88,11 @@ class BroadcastVectors final : public FusedWalk {
            std::string(s.walk_wraps ? "\nThe vectors may cross the last dim's end (wrapping): "
                                       "the views' offsets\nstep from element to element "
                                       "without a division."
-                                    : "");
+                                    : "") +
+           std::string(s.panels ? "\nRows are long: blocks go down panels of the last dim, "
+                                  "so that a row\noperand's chunk is read once and found in "
+                                  "L2 for the other rows."
+                                : "");
   }
 
   void loop(const FusedKernel& k, SourceWriter& w) const override {
@@ -61,7 +100,11 @@ class BroadcastVectors final : public FusedWalk {
     const std::string W = std::to_string(s.vector_width), U = std::to_string(s.unroll);
     const int rank = int(s.walk_dims.size());
     auto vec = [&](DType t) { return "nf_vec<" + std::string(storage_ctype(t)) + ", " + W + ">"; };
-    open_vector_groups(k, w);
+    if (s.panels) {
+      open_panels(k, w);
+    } else {
+      open_vector_groups(k, w);
+    }
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       const Access a = s.reads[j].access;
       const std::string J = std::to_string(j);
@@ -97,6 +140,24 @@ class BroadcastVectors final : public FusedWalk {
   }
 
  private:
+  // The loop over the block-wide steps of panels, in the order of a panel's
+  // rows; in each, g0 is the thread's first group and `groups` the end of
+  // the step's row, the bound every group is tested against.
+  static void open_panels(const FusedKernel& k, SourceWriter& w) {
+    const FusedSpec& s = k.spec();
+    const std::string W = std::to_string(s.vector_width), U = std::to_string(s.unroll);
+    const std::string last = std::to_string(s.walk_dims.size() - 1);
+    w.line("const nf_idx row = dom.d[" + last + "] / " + W + ";  // groups of a row");
+    w.line("const nf_idx rows = n / " + W + " / row;");
+    w.line("const nf_idx width = (nf_idx)blockDim.x * " + U + ";  // groups of a panel");
+    w.line("const nf_idx panels = (row + width - 1) / width;");
+    w.open("for (nf_idx q = blockIdx.x; q < panels * rows; q += gridDim.x)");
+    w.line("const nf_idx panel = q / rows, start = (q - panel * rows) * row + panel * width;");
+    w.line("const nf_idx g0 = start + threadIdx.x;");
+    w.line("const nf_idx left = row - panel * width;  // of the row, from the panel on");
+    w.line("const nf_idx groups = start + (left < width ? left : width);");
+  }
+
   // c0..c{rank-1} of element `first`, each found without a division.
   static void coordinates(const FusedSpec& s, const std::string& first, SourceWriter& w) {
     const int rank = int(s.walk_dims.size());
