@@ -162,7 +162,7 @@ void ReduceKernel::stores(SourceWriter& w) const {
   }
   if (rows.empty()) return;
   w.line("// outputs per output element");
-  w.open("if (" + walk_.store_guard() + " && tr == 0)");
+  w.open("if (" + walk_.store_guard(*this) + " && tr == 0)");
   for (const std::string& row : rows) w.line(row);
   w.close();
 }

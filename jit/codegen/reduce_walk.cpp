@@ -57,7 +57,7 @@ void ReduceWalk::meet(const ReduceKernel& k, SourceWriter& w, const std::string&
          ");");
 }
 
-std::string ReduceWalk::store_guard() const {
+std::string ReduceWalk::store_guard(const ReduceKernel&) const {
   return "live";
 }
 

@@ -74,7 +74,7 @@ class ReduceWalk {
   virtual void meet(const ReduceKernel& k, SourceWriter& w, const std::string& value,
                     const std::string& op, const std::string& buffer) const;
   // Which threads store the values per output (with tr == 0).
-  virtual std::string store_guard() const;
+  virtual std::string store_guard(const ReduceKernel& k) const;
 
  protected:
   // The thread's output in tile `tile`, as the lanes map threads.

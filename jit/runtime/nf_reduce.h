@@ -397,6 +397,25 @@ __device__ __forceinline__ T nf_cluster_allreduce(T v, Op op, void* slot) {
   return v;
 }
 
+// The K blocks of a cluster sharing the TO columns of a block (each holds a
+// part of every column): after the block's own meeting, where every thread
+// of output t % TO holds its value, the blocks' values meet through
+// distributed shared memory, combined in rank order as in
+// nf_cluster_allreduce. `slots`: TO slots of 16 bytes of this block's
+// shared memory.
+template <int K, int TO, class T, class Op>
+__device__ __forceinline__ T nf_cluster_column_allreduce(T v, Op op, void* slots) {
+  const int o = threadIdx.x % TO;
+  if (threadIdx.x < TO) ((T*)slots)[o] = v;
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+  v = ((const T*)__cluster_map_shared_rank(slots, 0))[o];
+  for (int b = 1; b < K; ++b) v = op(v, ((const T*)__cluster_map_shared_rank(slots, b))[o]);
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+  return v;
+}
+
 // A block that loops over several rows copies the next rows' elements into
 // shared memory while it works on the current ones (cp.async, sm_80), so
 // that its SM keeps reading memory through the row's reductions. The test

@@ -235,6 +235,7 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
         {"all", {9, 11}, nf::Axes(), 2},
         {"split rows", {2, 300001}, nf::Axes(1), 6},
         {"shared columns", {300, 4200}, nf::Axes(0), 6},
+        {"cluster columns", {4000, 2100}, nf::Axes(0), 6},
     };
     for (const Walk& w : walks) {
       nf::Array x = filled(w.shape, t);
@@ -250,8 +251,10 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
       if (prefetched) with_args.push_back(softmax(x));
       // Columns broadcast back are held in shared memory where cp.async
       // copies their elements (4 or 8 bytes, or 2-byte pairs).
-      const bool shared = std::string(w.name) == "shared columns" && nf::itemsize(t) >= 2;
-      if (std::string(w.name) == "shared columns") with_args.push_back(x - nf::mean(x, w.axes));
+      const bool columns =
+          std::string(w.name) == "shared columns" || std::string(w.name) == "cluster columns";
+      const bool shared = columns && nf::itemsize(t) >= 2;
+      if (columns) with_args.push_back(x - nf::mean(x, w.axes));
       if (w.axes.is_all()) {
         with_args.push_back(nf::argmin(x));
         with_args.push_back(nf::argmax(x));
@@ -265,6 +268,10 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
       bool copies = false;
       for (const std::string& src : p.sources()) {
         if (std::string(w.name) == "cluster rows") CHECK(count(src, "__cluster_dims__(8, 1, 1)"));
+        // Columns of 4000 elements: the blocks of a cluster hold them.
+        if (std::string(w.name) == "cluster columns" && shared && count(src, "nf_fetch<")) {
+          CHECK(count(src, "__cluster_dims__("));
+        }
         if (prefetched) CHECK(count(src, "nf_fetch<"));
         copies = copies || count(src, "nf_fetch<");
         const nf::jit::KernelImage image = nf::jit::compile(src, "sm_90");

@@ -259,10 +259,16 @@ TEST_CASE("emulated: columns of any width and length, with the device's limits",
 TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::jit::ReduceLimits limits = nf::test::sm90_reduce_limits();
-  limits.split_below = 1;                       // a block or two fill the emulator
-  nf::Array x = nf::randn({700, 45}) * 2 + 1;   // 32 outputs a block, the second tile 13 of them
-  nf::Array y = nf::randn({3000, 6}, nf::f64);  // 8 outputs a block, 6 of them live
-  for (const nf::Array& a : {x, y}) {
+  limits.split_below = 1;  // a block or two fill the emulator
+  // Columns that fit in a block's share of an SM, or are shared by a
+  // cluster's blocks, each holding a part (the last a shorter one).
+  nf::Array x = nf::randn({700, 45}) * 2 + 1;  // 32 outputs a block, the second tile 13 of them
+  const std::vector<std::pair<nf::Array, int>> arrays = {
+      {x, 1},
+      {nf::randn({6000, 6}, nf::f64), 4},  // 8 outputs; 1504 elements a block, the last 1488
+      {nf::randn({9001, 20}) * 2 + 1, 8},  // 16 outputs; 1136 elements a block, the last 1049
+  };
+  for (const auto& [a, cluster] : arrays) {
     INFO(nf::to_string(a.shape()));
     const double rel = a.dtype() == nf::f64 ? 1e-12 : 1e-5;
     const nf::Expr e = nf::exp(a - nf::max(a, 0));
@@ -271,6 +277,7 @@ TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-bac
     check_close(emulate({softmax}, {}, limits, &walk)[0], nf::Array(softmax), rel);
     CHECK(walk.shared);
     CHECK(walk.kernels == 1);
+    CHECK(walk.cluster == cluster);
     const nf::Expr z = (a - nf::mean(a, 0)) / nf::sqrt(nf::var(a, 0) + 1e-5);
     const auto both = emulate({z, nf::max(a, 0)}, {}, limits);
     check_close(both[0], nf::Array(z), rel * 10);

@@ -89,7 +89,7 @@ class ClusterRows final : public HeldRows {
            ", " + op + ", nf_smem + " + std::to_string(2 * k.buffer_bytes()) + ");");
   }
 
-  std::string store_guard() const override { return "live && c == 0"; }
+  std::string store_guard(const ReduceKernel&) const override { return "live && c == 0"; }
 
  protected:
   // The block's part of the row.

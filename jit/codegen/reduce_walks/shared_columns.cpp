@@ -5,7 +5,9 @@
 // at once, and every pass reads them there: memory is read once, where the
 // split reads each element again for its stores. cp.async copies 4 bytes at
 // the least: of 2-byte elements, the thread of an even output copies its
-// element and its neighbour's.
+// element and its neighbour's. Columns too long for a block's share of an
+// SM are shared by the blocks of a cluster (sm_90), each holding a part,
+// which meet through distributed shared memory.
 #include <algorithm>
 #include <vector>
 
@@ -32,19 +34,29 @@ bool copies_pairs(const ReduceSpec& spec) {
   return itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
 }
 
-constexpr int kThreads = 256;        // threads of a block
-constexpr int kSectorBytes = 32;     // what a read from memory moves at the least
-constexpr int kMeetingBytes = 8192;  // the static buffers where a block's columns meet
+constexpr int kThreads = 256;  // threads of a block
+// A warp's copies along a row, at the least: blocks of columns 32 bytes
+// wide (8 floats) ran at 37-49% of copy where the split reached 48-52%
+// (4095 x 4095 and 5110 x 3283 floats, 6141 x 5464 halves;
+// bench/RESULTS.md, 2026-11-26).
+constexpr int kStripBytes = 64;
+// The static buffers where a block's columns meet, and a cluster's blocks.
+constexpr int kMeetingBytes = 9 * 1024;
+// Blocks that share an SM: while one waits for its copies, another reduces
+// and stores.
+constexpr int kBlocksPerSM = 2;
 
 class SharedColumns final : public ReduceWalk {
  public:
   // Columns whose kernel writes elements (a pass after the first reads them
   // again) and whose copied reads have elements cp.async copies (4 or 8
   // bytes), or all have 2-byte elements that lie together in pairs. A block
-  // takes the most outputs, of those the lanes gave, whose columns fit
-  // beside the meeting's buffers, and no fewer than keep a warp's copies to
-  // whole sectors; where that leaves too few blocks to fill a device
-  // (split_below), a split reads the columns from every SM.
+  // takes the most outputs, of those the lanes gave, whose columns fit in
+  // its share of an SM's shared memory beside the meeting's buffers, shared
+  // by the fewest blocks of a cluster that hold them, and no fewer than keep
+  // a warp's copies to kStripBytes along a row. Where that leaves too few
+  // blocks to fill a device (split_below), a split reads the columns from
+  // every SM.
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
     if (!spec.columns || !writes_elements(spec) || limits.prefetch_max <= 0) return false;
     std::size_t narrowest = 8;
@@ -58,19 +70,22 @@ class SharedColumns final : public ReduceWalk {
           narrowest == 2 ? bytes == 2 && pairs_together(spec, read) : bytes == 4 || bytes == 8;
       if (!copied) return false;
     }
-    const int fewest = std::min(spec.to, int(kSectorBytes / narrowest));
-    const std::int64_t groups = groups_of(spec);
+    const int fewest = std::min(spec.to, int(kStripBytes / narrowest));
+    const std::int64_t groups = groups_of(spec), share = limits.prefetch_max / kBlocksPerSM;
     for (int to = spec.to; to >= fewest; to /= 2) {
-      ReduceSpec shared = spec;
-      shared.to = to;
-      shared.tr = kThreads / to;
-      const std::int64_t per = (groups + shared.tr - 1) / shared.tr;
-      if (held_bytes(shared, per) > limits.prefetch_max - kMeetingBytes) continue;
-      if ((numel(spec.kept) + to - 1) / to < limits.split_below) return false;
-      shared.per = int(per);
-      shared.shared = true;
-      spec = std::move(shared);
-      return true;
+      for (int cluster = 1; cluster <= limits.max_cluster; cluster *= 2) {
+        ReduceSpec shared = spec;
+        shared.to = to;
+        shared.tr = kThreads / to;
+        shared.cluster = cluster;
+        const std::int64_t per = (groups + shared.tr * cluster - 1) / (shared.tr * cluster);
+        if (held_bytes(shared, per) > share - kMeetingBytes) continue;
+        if ((numel(spec.kept) + to - 1) / to * cluster < limits.split_below) return false;
+        shared.per = int(per);
+        shared.shared = true;
+        spec = std::move(shared);
+        return true;
+      }
     }
     return false;
   }
@@ -78,6 +93,8 @@ class SharedColumns final : public ReduceWalk {
   void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
     ReduceWalk::launch(k, out);
     out.shared_bytes = std::size_t(held_bytes(k.spec(), k.spec().per));
+    out.cluster = k.spec().cluster;
+    out.blocks *= k.spec().cluster;
   }
 
   void header(const ReduceKernel& k, SourceWriter& w) const override {
@@ -88,7 +105,48 @@ class SharedColumns final : public ReduceWalk {
                      (pairs ? "// memory, 4 bytes a copy by the thread of the even output of "
                               "each pair,\n// "
                             : "// memory, ") +
-                     "every copy in flight at once, and each pass reads them there.\n");
+                     "every copy in flight at once, and each pass reads them there.\n" +
+                     (s.cluster > 1 ? "// A cluster of " + std::to_string(s.cluster) +
+                                          " blocks shares the columns, each holding a part;\n"
+                                          "// the blocks meet through distributed shared "
+                                          "memory after each pass.\n"
+                                    : ""));
+  }
+
+  std::string attributes(const ReduceKernel& k) const override {
+    const int cluster = k.spec().cluster;
+    return ReduceWalk::attributes(k) +
+           (cluster > 1 ? "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) " : "");
+  }
+
+  // A slot for each output more, where the blocks of a cluster meet.
+  int slots(const ReduceKernel& k) const override {
+    return ReduceWalk::slots(k) + (k.spec().cluster > 1 ? k.spec().to : 0);
+  }
+
+  void prologue(const ReduceKernel& k, SourceWriter& w) const override {
+    const ReduceSpec& s = k.spec();
+    if (s.cluster == 1) return ReduceWalk::prologue(k, w);
+    const std::string K = std::to_string(s.cluster);
+    output_line(k, w, "((nf_idx)blockIdx.x / " + K + ")");
+    w.line("const nf_idx c = (nf_idx)blockIdx.x % " + K + ";  // the block's rank in its cluster");
+    w.line("const bool live = o < rows;");
+    w.line("const nf_idx g0 = c * " + std::to_string(s.tr * s.per) + ";");
+  }
+
+  // The block's threads meet, then the cluster's blocks.
+  void meet(const ReduceKernel& k, SourceWriter& w, const std::string& value, const std::string& op,
+            const std::string& buffer) const override {
+    ReduceWalk::meet(k, w, value, op, buffer);
+    const ReduceSpec& s = k.spec();
+    if (s.cluster == 1) return;
+    w.line(value + " = nf_cluster_column_allreduce<" + std::to_string(s.cluster) + ", " +
+           std::to_string(s.to) + ">(" + value + ", " + op + ", nf_smem + " +
+           std::to_string(2 * k.buffer_bytes()) + ");");
+  }
+
+  std::string store_guard(const ReduceKernel& k) const override {
+    return k.spec().cluster > 1 ? "live && c == 0" : "live";
   }
 
   // Element k of thread t at k * threads + t, so that a warp's copies fill
@@ -144,7 +202,8 @@ class SharedColumns final : public ReduceWalk {
     const ReduceSpec& s = k.spec();
     w.line("#pragma unroll 4");
     w.open("for (int k = 0; k < " + std::to_string(s.per) + "; ++k)");
-    w.line("const nf_idx g = tr + (nf_idx)k * " + std::to_string(s.tr) + ";");
+    w.line(std::string("const nf_idx g = ") + (s.cluster > 1 ? "g0 + " : "") + "tr + (nf_idx)k * " +
+           std::to_string(s.tr) + ";");
     w.open("if (live && g < groups)");
   }
 };

@@ -96,7 +96,7 @@ class SplitRows final : public StreamedRows {
     k.stores(w);
   }
 
-  std::string store_guard() const override { return "live && c == 0"; }
+  std::string store_guard(const ReduceKernel&) const override { return "live && c == 0"; }
 
  protected:
   std::string group_loop(const ReduceKernel& k) const override {
