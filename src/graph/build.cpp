@@ -408,6 +408,12 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
                      " has no identity");
   }
   if (ddof < 0) throw ValueError(op_str(op) + ": ddof must be >= 0, got " + std::to_string(ddof));
+  // Over axes of length 1 these reductions return their one element: a cast
+  // that fuses as elementwise work, where a reduction kernel would read the
+  // whole array one narrow column per thread.
+  const bool one_element = op == OpId::sum || op == OpId::prod || op == OpId::mean ||
+                           op == OpId::min || op == OpId::max || op == OpId::any || op == OpId::all;
+  if (one_element && reduced == 1 && !x->weak) return make_cast(x, result_dtype(op, x->dtype));
   const DType operand = operand_dtype(op, x->dtype);
   auto n = node(op, result_dtype(op, x->dtype), std::move(shape), {make_cast(x, operand)});
   n->axes = std::move(ax);

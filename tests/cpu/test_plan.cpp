@@ -7,6 +7,7 @@
 
 #include "api/plan_cache.hpp"
 #include "graph/build.hpp"
+#include "graph/op_table.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
 #include "plan/statement_key.hpp"
@@ -36,6 +37,30 @@ TEST_CASE("the mission line computes mean(A,1) once", "[plan]") {
   for (std::size_t i = 0; i < p.nodes.size(); ++i) {
     for (int in : p.inputs[i]) CHECK(in < int(i));
   }
+}
+
+TEST_CASE("a reduction over axes of length 1 is a cast of its one element", "[plan]") {
+  const nf::Array x = nf::array(std::vector<double>{1, -2, 3, 0, 5}, {1, 5}).astype(nf::i32);
+  // min and max keep the dtype: the leaf itself.
+  const std::pair<nf::OpId, nf::Expr> reductions[] = {
+      {nf::OpId::sum, nf::sum(x, 0)},   {nf::OpId::prod, nf::prod(x, 0)},
+      {nf::OpId::mean, nf::mean(x, 0)}, {nf::OpId::min, nf::min(x, 0)},
+      {nf::OpId::max, nf::max(x, 0)},   {nf::OpId::any, nf::any(x, 0)},
+      {nf::OpId::all, nf::all(x, 0)}};
+  for (const auto& [op, e] : reductions) {
+    const nf::Program p = nf::make_program({e.node()});
+    INFO(nf::op_name(op));
+    CHECK(count_op(p, op) == 0);
+    CHECK(p.nodes.size() == (op == nf::OpId::min || op == nf::OpId::max ? 1 : 2));
+  }
+  CHECK(nf::Array(nf::mean(x, 0)).dtype() == nf::f64);
+  CHECK(nf::Array(nf::any(x, 0)).to_vector<bool>() ==
+        std::vector<bool>{true, true, true, false, true});
+  // var of one element is 0 (nan with ddof 1), argmax's is 0: still reductions.
+  CHECK(nf::var(x, 0).node()->op == nf::OpId::var);
+  CHECK(nf::argmax(x, 0).node()->op == nf::OpId::argmax);
+  // Over an axis longer than 1 the reduction stays.
+  CHECK(nf::sum(x, 1).node()->op == nf::OpId::sum);
 }
 
 TEST_CASE("different arrays, constants or streams are not merged", "[plan]") {
@@ -217,8 +242,8 @@ TEST_CASE("nodes that differ in any one attribute are different nodes", "[host][
       {nf::make_constant(2.0, nf::f32), nf::make_constant(3.0, nf::f32)},
       {nf::make_iota({4, 4}, 0, nf::f32), nf::make_iota({4, 4}, 1, nf::f32)},
       {nf::make_reduction(nf::OpId::var, x, 1), nf::make_reduction(nf::OpId::var, x, 1, 1)},
-      // Axes of length 1, so that the shapes are equal.
-      {nf::make_reduction(nf::OpId::sum, column, 0), nf::make_reduction(nf::OpId::sum, column, 2)},
+      // Axes of length 1, so that the shapes are equal (var: a sum over them is a cast).
+      {nf::make_reduction(nf::OpId::var, column, 0), nf::make_reduction(nf::OpId::var, column, 2)},
       {nf::make_permute(cube, {1, 0, 2}), nf::make_permute(cube, {2, 1, 0})},
       {nf::make_random(nf::OpId::rand_uniform, {4, 4}, nf::f32, 1, 0),
        nf::make_random(nf::OpId::rand_uniform, {4, 4}, nf::f32, 2, 0)},
