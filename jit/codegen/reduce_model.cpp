@@ -151,7 +151,7 @@ std::string ReduceModel::signature() const {
                     std::to_string(s_.reduced.size()) +
                     (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
                     (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") +
-                    (s_.whole ? ";whole" : "") + ";in";
+                    (s_.words ? ";words" : "") + (s_.whole ? ";whole" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(nf::name(o.dtype)) + "/" + along_name(o.along);
   sig += ";out";

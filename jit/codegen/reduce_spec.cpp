@@ -86,6 +86,7 @@ ReduceLimits reduce_limits_for(const std::string& arch, ReduceLimits limits) {
   } else {
     limits.prefetch_max = 96 * KiB;
   }
+  limits.l2_bytes = sm == 90 ? 50 * KiB * KiB : 0;
   return limits;
 }
 
@@ -113,8 +114,13 @@ std::vector<int> varying_reads(const ReduceSpec& spec) {
   return reads;
 }
 
+bool held_in_words(const ReduceSpec& spec, int j) {
+  return spec.words && itemsize(spec.reads[j].dtype) < 4;
+}
+
 std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per) {
-  return std::int64_t(spec.vec * itemsize(spec.reads[j].dtype)) * per * spec.tr * spec.to;
+  const std::size_t bytes = held_in_words(spec, j) ? 4 : itemsize(spec.reads[j].dtype);
+  return std::int64_t(spec.vec * bytes) * per * spec.tr * spec.to;
 }
 
 std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per) {

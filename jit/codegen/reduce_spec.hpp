@@ -66,6 +66,10 @@ struct ReduceSpec {
   // Columns read more than once, each thread's elements held in shared
   // memory rather than registers (per may pass max_held).
   bool shared = false;
+  // Shared columns whose 1- and 2-byte reads each hold, per element, the
+  // aligned 4-byte word around it (held_in_words): cp.async copies 4 bytes
+  // at the least, and the elements of neighbouring outputs need not share one.
+  bool words = false;
   // Held rows whose every thread's groups all lie in the row (groups ==
   // cluster * tr * per): no bounds tests, which cost registers.
   bool whole = false;
@@ -85,6 +89,8 @@ std::vector<int> varying_reads(const ReduceSpec& spec);
 // read that varies along the reduced dims.
 std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per);
 std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per);
+// Whether read j is held as a 4-byte word per element (ReduceSpec::words).
+bool held_in_words(const ReduceSpec& spec, int j);
 
 // Whether an elementwise value comes from a library function (exp, log, a
 // division): work enough to weigh on a kernel.
@@ -100,6 +106,9 @@ struct ReduceLimits {
   // prefetched, where they fit in `prefetch_max` bytes of shared memory.
   std::int64_t prefetch_from = 64 * 1024;  // 0: never
   std::int64_t prefetch_max = 0;           // set by arch (reduce_limits_for); 0: never
+  // The device's L2 cache: work that fits comes back from it sooner, and
+  // walks may take a finer grain. Set by arch; 0: unknown.
+  std::int64_t l2_bytes = 0;
 };
 
 // Limits from text such as "max_held=0,split_below=128,max_cluster=1,prefetch_from=0";
@@ -109,8 +118,9 @@ ReduceLimits parse_reduce_limits(const std::string& text);
 // benchmarks that compare walks.
 const ReduceLimits& default_reduce_limits();
 // `limits` for kernels compiled for `arch` ("sm_80"): no clusters before
-// sm_90, no prefetching before sm_80 (cp.async), and as much shared memory
-// for it as a block of that arch may take.
+// sm_90, no prefetching before sm_80 (cp.async), as much shared memory for
+// it as a block of that arch may take, and the L2 of the arch's data-centre
+// part where it was measured (sm_90's H100).
 ReduceLimits reduce_limits_for(const std::string& arch,
                                ReduceLimits limits = default_reduce_limits());
 

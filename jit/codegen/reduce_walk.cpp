@@ -65,6 +65,18 @@ void ReduceWalk::output_line(const ReduceKernel& k, SourceWriter& w, const std::
   w.line("const nf_idx o = " + k.lanes().output(k.spec(), tile) + ";");
 }
 
+void ReduceWalk::cluster_prologue(const ReduceKernel& k, SourceWriter& w) {
+  const std::string K = std::to_string(k.spec().cluster);
+  output_line(k, w, "((nf_idx)blockIdx.x / " + K + ")");
+  w.line("const nf_idx c = (nf_idx)blockIdx.x % " + K + ";  // the block's rank in its cluster");
+  w.line("const bool live = o < rows;");
+  w.line("const nf_idx g0 = c * " + std::to_string(k.spec().tr * k.spec().per) + ";");
+}
+
+std::string ReduceWalk::cluster_dims(int cluster) {
+  return "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) ";
+}
+
 void ReduceWalk::block_header(const ReduceKernel& k, SourceWriter& w, const std::string& how) {
   w.raw("//\n// Each output element (a row, or a column) is reduced by " +
         std::to_string(k.spec().tr) + " threads; a block\n// takes " + std::to_string(k.spec().to) +
@@ -77,7 +89,8 @@ void ReduceWalk::shared_reads(const ReduceKernel& k, SourceWriter& w, const std:
   w.line("NF_DYNAMIC_SHARED(" + array + ");");
   std::int64_t offset = 0;
   for (int j : varying_reads(s)) {
-    const std::string vt = k.model().vec_type(s.reads[j].dtype);
+    const std::string vt =
+        held_in_words(s, j) ? "unsigned int" : k.model().vec_type(s.reads[j].dtype);
     w.line(vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(" + array + " + " +
            std::to_string(offset) + ");");
     offset += held_bytes(s, j, per);

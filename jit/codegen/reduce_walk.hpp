@@ -79,6 +79,11 @@ class ReduceWalk {
  protected:
   // The thread's output in tile `tile`, as the lanes map threads.
   static void output_line(const ReduceKernel& k, SourceWriter& w, const std::string& tile);
+  // The prologue of a block of a cluster of spec().cluster blocks that share
+  // each output: the block's rank c, and g0, the first of its tr * per groups.
+  static void cluster_prologue(const ReduceKernel& k, SourceWriter& w);
+  // The attribute that launches blocks in clusters of `cluster`.
+  static std::string cluster_dims(int cluster);
   // The header of a block that takes `to` outputs, before `how` it holds them.
   static void block_header(const ReduceKernel& k, SourceWriter& w, const std::string& how);
   // Dynamic shared memory `array`, and in it, one after another, an array

@@ -416,6 +416,18 @@ __device__ __forceinline__ T nf_cluster_column_allreduce(T v, Op op, void* slots
   return v;
 }
 
+// cp.async copies 4 bytes at the least: a 1- or 2-byte element is copied in
+// the aligned word that holds it (device buffers are whole words), and taken
+// out of it by its address's low bits (little-endian).
+template <class T>
+NF_HD const void* nf_word_of(const T* p) {
+  return (const void*)((unsigned long long)p & ~3ull);
+}
+template <class T>
+NF_HD T nf_from_word(unsigned int word, const T* p) {
+  return (T)(word >> (((unsigned int)(unsigned long long)p & 3u) * 8u));
+}
+
 // A block that loops over several rows copies the next rows' elements into
 // shared memory while it works on the current ones (cp.async, sm_80), so
 // that its SM keeps reading memory through the row's reductions. The test

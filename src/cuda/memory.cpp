@@ -114,8 +114,10 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
   // deleter that owns it.
   storage->free_fn = [device, bytes](void* data) { free_device(device, bytes, data); };
 
+  // Whole 4-byte words: a kernel may copy the word that holds a 1- or 2-byte
+  // element (cp.async copies 4 bytes at the least), the last element's too.
   void* data = nullptr;
-  const cudaError_t e = cudaMallocFromPoolAsync(&data, bytes, pool(device), s);
+  const cudaError_t e = cudaMallocFromPoolAsync(&data, (bytes + 3) / 4 * 4, pool(device), s);
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     throw_out_of_memory(device, bytes);

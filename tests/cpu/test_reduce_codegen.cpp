@@ -249,11 +249,13 @@ TEST_CASE("every reduction x dtype x walk compiles with NVRTC", "[host][codegen]
       // exp, of floating rows (others write wider elements than they read).
       const bool prefetched = std::string(w.name) == "prefetched rows" && nf::is_floating(t);
       if (prefetched) with_args.push_back(softmax(x));
-      // Columns broadcast back are held in shared memory where cp.async
-      // copies their elements (4 or 8 bytes, or 2-byte pairs).
+      // Columns broadcast back are held in shared memory, elements of 1 and
+      // 2 bytes in pairs or in words; 1-byte elements held in words take
+      // four times their bytes, too many for columns of 4000 (split).
       const bool columns =
           std::string(w.name) == "shared columns" || std::string(w.name) == "cluster columns";
-      const bool shared = columns && nf::itemsize(t) >= 2;
+      const bool shared =
+          columns && (std::string(w.name) == "shared columns" || nf::itemsize(t) >= 2);
       if (columns) with_args.push_back(x - nf::mean(x, w.axes));
       if (w.axes.is_all()) {
         with_args.push_back(nf::argmin(x));

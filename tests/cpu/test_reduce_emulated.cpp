@@ -31,6 +31,7 @@ struct Walk {
   int per = 0;      // groups a thread holds
   int kernels = 1;  // more than one: split across blocks
   bool shared = false;
+  bool words = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -45,7 +46,7 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared};
+    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared, step.words};
   }
   return outputs;
 }
@@ -260,6 +261,7 @@ TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-bac
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::jit::ReduceLimits limits = nf::test::sm90_reduce_limits();
   limits.split_below = 1;  // a block or two fill the emulator
+  limits.l2_bytes = 0;     // columns read from memory: blocks of half an SM
   // Columns that fit in a block's share of an SM, or are shared by a
   // cluster's blocks, each holding a part (the last a shorter one).
   nf::Array x = nf::randn({700, 45}) * 2 + 1;  // 32 outputs a block, the second tile 13 of them
@@ -289,25 +291,44 @@ TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-bac
   }
   // 2-byte elements: the thread of an even output copies its neighbour's
   // too, where every pair lies together on 4 bytes; an odd count of outputs,
-  // or a view starting at an odd element, is split instead.
+  // a view starting at an odd element, 1-byte elements, or 2-byte reads
+  // beside wider ones hold each element in the 4-byte word around it.
   nf::Array h = nf::astype(nf::randn({600, 48}) * 2 + 1, nf::f16);
-  const std::vector<std::pair<nf::Array, bool>> halves = {
-      {h(nf::all, nf::slice(0, 46)), true},
-      {nf::astype(h(nf::all, nf::slice(0, 45)), nf::bf16), false},
-      {h(nf::all, nf::slice(1, 47)), false},
+  const nf::Array bytes = nf::astype(nf::abs(nf::randn({500, 37})) * 40, nf::u8);
+  const std::vector<std::pair<nf::Array, bool>> narrow = {
+      {h(nf::all, nf::slice(0, 46)), false},
+      {nf::astype(h(nf::all, nf::slice(0, 45)), nf::bf16), true},
+      {h(nf::all, nf::slice(1, 47)), true},
+      {bytes, true},
+      {bytes(nf::slice(1, 500), nf::slice(2, 37)), true},
   };
-  for (const auto& [a, shared] : halves) {
+  for (const auto& [a, words] : narrow) {
     INFO(nf::to_string(a.shape()) << " " << nf::name(a.dtype()) << " at " << a.offset());
+    const double rel = nf::itemsize(a.dtype()) == 1 ? 1e-5 : 2e-3;
     Walk walk;
     check_close(emulate({a - nf::mean(a, 0)}, {}, limits, &walk)[0], nf::Array(a - nf::mean(a, 0)),
-                2e-3);
-    CHECK(walk.shared == shared);
+                rel);
+    CHECK(walk.shared);
+    CHECK(walk.words == words);
     check_close(emulate({nf::var(a, 0), a / nf::sum(a, 0)}, {}, limits)[1],
-                nf::Array(a / nf::sum(a, 0)), 2e-3);
+                nf::Array(a / nf::sum(a, 0)), rel);
   }
+  Walk walk;
+  const nf::Array wide = nf::randn({600, 46});
+  const nf::Array pairs = h(nf::all, nf::slice(0, 46));
+  check_close(emulate({pairs * wide - nf::mean(pairs * wide, 0)}, {}, limits, &walk)[0],
+              nf::Array(pairs * wide - nf::mean(pairs * wide, 0)), 1e-5);
+  CHECK(walk.shared);
+  CHECK(walk.words);
+  // Columns that come back from L2 take blocks of a quarter SM: 32 columns
+  // of 700 floats (89.6 KB) are shared by a cluster of two.
+  limits.l2_bytes = nf::test::sm90_reduce_limits().l2_bytes;
+  check_close(emulate({x - nf::mean(x, 0)}, {}, limits, &walk)[0], nf::Array(x - nf::mean(x, 0)),
+              1e-5);
+  CHECK(walk.shared);
+  CHECK(walk.cluster == 2);
   // A column reduced and not written back reads each element once anyway:
   // no copies.
-  Walk walk;
   check_close(emulate({nf::sum(x, 0)}, {}, limits, &walk)[0], nf::Array(nf::sum(x, 0)), 1e-5);
   CHECK_FALSE(walk.shared);
 }

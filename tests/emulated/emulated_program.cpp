@@ -101,6 +101,7 @@ class Runner final : public jit::ValueAddresses {
       out.prefetch = spec->prefetch;
       out.per = spec->per;
       out.shared = spec->shared;
+      out.words = spec->words;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

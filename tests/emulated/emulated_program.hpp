@@ -26,6 +26,7 @@ struct EmulatedStep {
   bool prefetch = false;
   int per = 0;          // reduction steps: groups a thread holds (0: read again each pass)
   bool shared = false;  // reduction steps: held in shared memory, not registers
+  bool words = false;   // shared: 1- and 2-byte elements held in 4-byte words
 };
 
 struct EmulatedRun {

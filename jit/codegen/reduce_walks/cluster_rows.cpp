@@ -66,20 +66,14 @@ class ClusterRows final : public HeldRows {
     const bool narrow = std::none_of(m.step().nodes.begin(), m.step().nodes.end(),
                                      [&](int i) { return itemsize(m.node(i).dtype) > 4; });
     return "__launch_bounds__(" + std::to_string(threads) +
-           (narrow ? ", " + std::to_string(65536 / (threads * 64)) : "") + ") __cluster_dims__(" +
-           std::to_string(k.spec().cluster) + ", 1, 1) ";
+           (narrow ? ", " + std::to_string(65536 / (threads * 64)) : "") + ") " +
+           cluster_dims(k.spec().cluster);
   }
 
   // One slot more, where the blocks of the cluster meet.
   int slots(const ReduceKernel& k) const override { return HeldRows::slots(k) + 1; }
 
-  void prologue(const ReduceKernel& k, SourceWriter& w) const override {
-    const std::string K = std::to_string(k.spec().cluster);
-    output_line(k, w, "((nf_idx)blockIdx.x / " + K + ")");
-    w.line("const nf_idx c = (nf_idx)blockIdx.x % " + K + ";  // the block's rank in its cluster");
-    w.line("const bool live = o < rows;");
-    w.line("const nf_idx g0 = c * " + std::to_string(k.spec().tr * k.spec().per) + ";");
-  }
+  void prologue(const ReduceKernel& k, SourceWriter& w) const override { cluster_prologue(k, w); }
 
   // The block's threads meet, then the cluster's blocks.
   void meet(const ReduceKernel& k, SourceWriter& w, const std::string& value, const std::string& op,

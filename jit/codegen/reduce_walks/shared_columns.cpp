@@ -4,8 +4,9 @@
 // its column into shared memory (cp.async, sm_80 on), every copy in flight
 // at once, and every pass reads them there: memory is read once, where the
 // split reads each element again for its stores. cp.async copies 4 bytes at
-// the least: of 2-byte elements, the thread of an even output copies its
-// element and its neighbour's. Columns too long for a block's share of an
+// the least: of 2-byte elements that lie in pairs, the thread of an even
+// output copies its element and its neighbour's; any other 1- or 2-byte
+// element is copied in the aligned word around it. Columns too long for a block's share of an
 // SM are shared by the blocks of a cluster (sm_90), each holding a part,
 // which meet through distributed shared memory.
 #include <algorithm>
@@ -29,9 +30,9 @@ bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read) {
 }
 
 // Whether a kernel's copies take pairs: its copied reads have 2-byte
-// elements (applies() takes no other 2-byte reads).
+// elements and none is held in words (then all lie in pairs).
 bool copies_pairs(const ReduceSpec& spec) {
-  return itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
+  return !spec.words && itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
 }
 
 constexpr int kThreads = 256;  // threads of a block
@@ -43,14 +44,28 @@ constexpr int kStripBytes = 64;
 // The static buffers where a block's columns meet, and a cluster's blocks.
 constexpr int kMeetingBytes = 9 * 1024;
 // Blocks that share an SM: while one waits for its copies, another reduces
-// and stores.
-constexpr int kBlocksPerSM = 2;
+// and stores. Where the columns come back from L2 (reads and writes fit in
+// it), blocks of a quarter SM keep more SMs busy at once: 2048 x 2048 floats
+// ran at 64% of copy in halves of an SM, 87% in quarters; 2896 x 2896
+// halves 42% and 64% (bench/RESULTS.md, 2026-11-26).
+constexpr int kBlocksPerSMFromMemory = 2;
+constexpr int kBlocksPerSMFromL2 = 4;
+
+// Bytes a kernel reads, each read element once.
+std::int64_t read_bytes(const ReduceSpec& spec) {
+  std::int64_t bytes = 0;
+  for (const ReduceOperand& r : spec.reads) {
+    const std::int64_t along = r.along == Along::none ? 1 : numel(spec.reduced);
+    bytes += numel(spec.kept) * along * std::int64_t(itemsize(r.dtype));
+  }
+  return bytes;
+}
 
 class SharedColumns final : public ReduceWalk {
  public:
   // Columns whose kernel writes elements (a pass after the first reads them
-  // again) and whose copied reads have elements cp.async copies (4 or 8
-  // bytes), or all have 2-byte elements that lie together in pairs. A block
+  // again). Reads that all have 2-byte elements lying together in pairs are
+  // copied in pairs; otherwise 1- and 2-byte reads are held in words. A block
   // takes the most outputs, of those the lanes gave, whose columns fit in
   // its share of an SM's shared memory beside the meeting's buffers, shared
   // by the fewest blocks of a cluster that hold them, and no fewer than keep
@@ -60,24 +75,24 @@ class SharedColumns final : public ReduceWalk {
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
     if (!spec.columns || !writes_elements(spec) || limits.prefetch_max <= 0) return false;
     std::size_t narrowest = 8;
-    for (int j : varying_reads(spec)) {
-      narrowest = std::min(narrowest, itemsize(spec.reads[j].dtype));
-    }
+    bool pairs = true;
     for (int j : varying_reads(spec)) {
       const ReduceOperand& read = spec.reads[j];
-      const std::size_t bytes = itemsize(read.dtype);
-      const bool copied =
-          narrowest == 2 ? bytes == 2 && pairs_together(spec, read) : bytes == 4 || bytes == 8;
-      if (!copied) return false;
+      narrowest = std::min(narrowest, itemsize(read.dtype));
+      pairs = pairs && itemsize(read.dtype) == 2 && pairs_together(spec, read);
     }
     const int fewest = std::min(spec.to, int(kStripBytes / narrowest));
-    const std::int64_t groups = groups_of(spec), share = limits.prefetch_max / kBlocksPerSM;
+    // Writes are taken to be as many bytes as reads.
+    const bool in_l2 = 2 * read_bytes(spec) <= limits.l2_bytes;
+    const int blocks_per_sm = in_l2 ? kBlocksPerSMFromL2 : kBlocksPerSMFromMemory;
+    const std::int64_t groups = groups_of(spec), share = limits.prefetch_max / blocks_per_sm;
     for (int to = spec.to; to >= fewest; to /= 2) {
       for (int cluster = 1; cluster <= limits.max_cluster; cluster *= 2) {
         ReduceSpec shared = spec;
         shared.to = to;
         shared.tr = kThreads / to;
         shared.cluster = cluster;
+        shared.words = narrowest < 4 && !pairs;
         const std::int64_t per = (groups + shared.tr * cluster - 1) / (shared.tr * cluster);
         if (held_bytes(shared, per) > share - kMeetingBytes) continue;
         if ((numel(spec.kept) + to - 1) / to * cluster < limits.split_below) return false;
@@ -100,12 +115,14 @@ class SharedColumns final : public ReduceWalk {
   void header(const ReduceKernel& k, SourceWriter& w) const override {
     const ReduceSpec& s = k.spec();
     const bool pairs = copies_pairs(s);
+    const std::string how = pairs ? "// memory, 4 bytes a copy by the thread of the even output of "
+                                    "each pair,\n// "
+                            : s.words ? "// memory, each 1- or 2-byte element in the 4-byte word "
+                                        "around it,\n// "
+                                      : "// memory, ";
     block_header(k, w,
                  "A thread's " + std::to_string(s.per) + " elements are copied into shared\n" +
-                     (pairs ? "// memory, 4 bytes a copy by the thread of the even output of "
-                              "each pair,\n// "
-                            : "// memory, ") +
-                     "every copy in flight at once, and each pass reads them there.\n" +
+                     how + "every copy in flight at once, and each pass reads them there.\n" +
                      (s.cluster > 1 ? "// A cluster of " + std::to_string(s.cluster) +
                                           " blocks shares the columns, each holding a part;\n"
                                           "// the blocks meet through distributed shared "
@@ -115,8 +132,7 @@ class SharedColumns final : public ReduceWalk {
 
   std::string attributes(const ReduceKernel& k) const override {
     const int cluster = k.spec().cluster;
-    return ReduceWalk::attributes(k) +
-           (cluster > 1 ? "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) " : "");
+    return ReduceWalk::attributes(k) + (cluster > 1 ? cluster_dims(cluster) : "");
   }
 
   // A slot for each output more, where the blocks of a cluster meet.
@@ -125,13 +141,8 @@ class SharedColumns final : public ReduceWalk {
   }
 
   void prologue(const ReduceKernel& k, SourceWriter& w) const override {
-    const ReduceSpec& s = k.spec();
-    if (s.cluster == 1) return ReduceWalk::prologue(k, w);
-    const std::string K = std::to_string(s.cluster);
-    output_line(k, w, "((nf_idx)blockIdx.x / " + K + ")");
-    w.line("const nf_idx c = (nf_idx)blockIdx.x % " + K + ";  // the block's rank in its cluster");
-    w.line("const bool live = o < rows;");
-    w.line("const nf_idx g0 = c * " + std::to_string(s.tr * s.per) + ";");
+    if (k.spec().cluster == 1) return ReduceWalk::prologue(k, w);
+    cluster_prologue(k, w);
   }
 
   // The block's threads meet, then the cluster's blocks.
@@ -171,8 +182,13 @@ class SharedColumns final : public ReduceWalk {
     w.line("const nf_idx r = g;");
     k.model().reduced_coordinates(w);
     for (int j : varying_reads(s)) {
-      w.line("nf_fetch<" + std::to_string(pairs ? 4 : itemsize(s.reads[j].dtype)) + ">(&" +
-             slot(j) + ", &" + k.model().element(j, "r") + ");");
+      const std::string element = k.model().element(j, "r");
+      if (held_in_words(s, j)) {
+        w.line("nf_fetch<4>(&" + slot(j) + ", nf_word_of(&" + element + "));");
+      } else {
+        w.line("nf_fetch<" + std::to_string(pairs ? 4 : itemsize(s.reads[j].dtype)) + ">(&" +
+               slot(j) + ", &" + element + ");");
+      }
     }
     w.close();
     w.close();
@@ -184,9 +200,15 @@ class SharedColumns final : public ReduceWalk {
 
   void element_loop(const ReduceKernel& k, SourceWriter& w,
                     const ElementPass& pass) const override {
+    const ReduceSpec& s = k.spec();
     open_elements(k, w);
-    k.element_body(
-        w, pass, [&](int j) { return slot(j) + ".v[0]"; }, pass.stores);
+    // An element held in a word is found by its address's low bits.
+    const auto held = [&](int j) {
+      return held_in_words(s, j)
+                 ? "nf_from_word(" + slot(j) + ", &" + k.model().element(j, "r") + ")"
+                 : slot(j) + ".v[0]";
+    };
+    k.element_body(w, pass, held, pass.stores || s.words);
     w.close();
     w.close();
   }

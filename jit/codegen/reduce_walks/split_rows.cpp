@@ -70,8 +70,7 @@ class SplitRows final : public StreamedRows {
   void prologue(const ReduceKernel& k, SourceWriter& w) const override {
     if (!chunked(k)) {
       output_line(k, w, "(nf_idx)blockIdx.x");
-      w.line("const nf_idx c = 0;  // a block per tile: it writes values per output alone");
-      w.line("const bool live = o < rows;");
+      w.line("const bool live = o < rows;  // a block per tile: it writes values per output alone");
       return;
     }
     output_line(k, w, "((nf_idx)blockIdx.x / chunks)");
@@ -96,7 +95,9 @@ class SplitRows final : public StreamedRows {
     k.stores(w);
   }
 
-  std::string store_guard(const ReduceKernel&) const override { return "live && c == 0"; }
+  std::string store_guard(const ReduceKernel& k) const override {
+    return chunked(k) ? "live && c == 0" : "live";
+  }
 
  protected:
   std::string group_loop(const ReduceKernel& k) const override {
