@@ -45,9 +45,9 @@ constexpr int kStripBytes = 64;
 constexpr int kMeetingBytes = 9 * 1024;
 // Blocks that share an SM: while one waits for its copies, another reduces
 // and stores. Where the columns come back from L2 (reads and writes fit in
-// it), blocks of a quarter SM keep more SMs busy at once: 2048 x 2048 floats
-// ran at 64% of copy in halves of an SM, 87% in quarters; 2896 x 2896
-// halves 42% and 64% (bench/RESULTS.md, 2026-11-26).
+// it), blocks of a quarter SM keep more SMs busy at once: x - mean(x, 0) of
+// 2048 x 2048 floats ran at 78% of copy in halves of an SM, 88% in
+// quarters; of 2896 x 2896 halves, 46% and 62% (bench/RESULTS.md, 2026-11-26).
 constexpr int kBlocksPerSMFromMemory = 2;
 constexpr int kBlocksPerSMFromL2 = 4;
 
@@ -82,25 +82,14 @@ class SharedColumns final : public ReduceWalk {
       pairs = pairs && itemsize(read.dtype) == 2 && pairs_together(spec, read);
     }
     const int fewest = std::min(spec.to, int(kStripBytes / narrowest));
-    // Writes are taken to be as many bytes as reads.
+    const bool words = narrowest < 4 && !pairs;
+    // Writes are taken to be as many bytes as reads. Columns too long for a
+    // quarter of an SM take a half.
     const bool in_l2 = 2 * read_bytes(spec) <= limits.l2_bytes;
-    const int blocks_per_sm = in_l2 ? kBlocksPerSMFromL2 : kBlocksPerSMFromMemory;
-    const std::int64_t groups = groups_of(spec), share = limits.prefetch_max / blocks_per_sm;
-    for (int to = spec.to; to >= fewest; to /= 2) {
-      for (int cluster = 1; cluster <= limits.max_cluster; cluster *= 2) {
-        ReduceSpec shared = spec;
-        shared.to = to;
-        shared.tr = kThreads / to;
-        shared.cluster = cluster;
-        shared.words = narrowest < 4 && !pairs;
-        const std::int64_t per = (groups + shared.tr * cluster - 1) / (shared.tr * cluster);
-        if (held_bytes(shared, per) > share - kMeetingBytes) continue;
-        if ((numel(spec.kept) + to - 1) / to * cluster < limits.split_below) return false;
-        shared.per = int(per);
-        shared.shared = true;
-        spec = std::move(shared);
-        return true;
-      }
+    for (int blocks_per_sm : {kBlocksPerSMFromL2, kBlocksPerSMFromMemory}) {
+      if (blocks_per_sm == kBlocksPerSMFromL2 && !in_l2) continue;
+      const Fit f = fit(spec, limits, limits.prefetch_max / blocks_per_sm, fewest, words);
+      if (f != Fit::none) return f == Fit::fits;
     }
     return false;
   }
@@ -214,6 +203,34 @@ class SharedColumns final : public ReduceWalk {
   }
 
  private:
+  enum class Fit { none, too_few_blocks, fits };
+
+  // The widest tile of `fewest` outputs or more, shared by the fewest blocks
+  // of a cluster, whose columns fit in `share` bytes of shared memory.
+  static Fit fit(ReduceSpec& spec, const ReduceLimits& limits, std::int64_t share, int fewest,
+                 bool words) {
+    const std::int64_t groups = groups_of(spec);
+    for (int to = spec.to; to >= fewest; to /= 2) {
+      for (int cluster = 1; cluster <= limits.max_cluster; cluster *= 2) {
+        ReduceSpec shared = spec;
+        shared.to = to;
+        shared.tr = kThreads / to;
+        shared.cluster = cluster;
+        shared.words = words;
+        const std::int64_t per = (groups + shared.tr * cluster - 1) / (shared.tr * cluster);
+        if (held_bytes(shared, per) > share - kMeetingBytes) continue;
+        if ((numel(spec.kept) + to - 1) / to * cluster < limits.split_below) {
+          return Fit::too_few_blocks;
+        }
+        shared.per = int(per);
+        shared.shared = true;
+        spec = std::move(shared);
+        return Fit::fits;
+      }
+    }
+    return Fit::none;
+  }
+
   static std::string slot(int j) {
     return "s_in" + std::to_string(j) + "[k * " + std::to_string(kThreads) + " + threadIdx.x]";
   }
