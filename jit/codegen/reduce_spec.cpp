@@ -114,6 +114,15 @@ std::vector<int> varying_reads(const ReduceSpec& spec) {
   return reads;
 }
 
+std::int64_t read_bytes(const ReduceSpec& spec) {
+  std::int64_t bytes = 0;
+  for (const ReduceOperand& r : spec.reads) {
+    const std::int64_t along = r.along == Along::none ? 1 : numel(spec.reduced);
+    bytes += numel(spec.kept) * along * std::int64_t(itemsize(r.dtype));
+  }
+  return bytes;
+}
+
 bool held_in_words(const ReduceSpec& spec, int j) {
   return spec.words && itemsize(spec.reads[j].dtype) < 4;
 }

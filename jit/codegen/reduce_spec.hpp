@@ -54,6 +54,9 @@ struct ReduceSpec {
   // kernel combines them in a fixed order before its own pass.
   std::int64_t chunks = 1;
   std::int64_t chunk = 0;
+  // A split of one tile of outputs whose reads pass L2: every other kernel
+  // takes the chunks in reverse order, from those the kernel before read last.
+  bool reverse = false;
   // Rows too long for one block to hold, where the device has thread block
   // clusters (sm_90): `cluster` blocks share each output, each holding
   // tr * per consecutive groups, and meet through distributed shared memory
@@ -89,6 +92,8 @@ std::vector<int> varying_reads(const ReduceSpec& spec);
 // read that varies along the reduced dims.
 std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per);
 std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per);
+// Bytes a kernel reads, each read element once.
+std::int64_t read_bytes(const ReduceSpec& spec);
 // Whether read j is held as a 4-byte word per element (ReduceSpec::words).
 bool held_in_words(const ReduceSpec& spec, int j);
 

@@ -32,6 +32,7 @@ struct Walk {
   int kernels = 1;  // more than one: split across blocks
   bool shared = false;
   bool words = false;
+  bool reverse = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -46,7 +47,8 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared, step.words};
+    *walk = {step.cluster, step.prefetch, step.per,    step.kernels,
+             step.shared,  step.words,    step.reverse};
   }
   return outputs;
 }
@@ -205,6 +207,27 @@ TEST_CASE("emulated: rows read again for each pass, and rows split across blocks
     nf::Array in_place = b.copy();
     emulate({layernorm(in_place)}, {in_place}, *limits);
     check_close(in_place, nf::Array(layernorm(b)), 1e-4);
+  }
+  // A split of one tile whose reads pass L2 (here every read does) takes
+  // the chunks of every other kernel in reverse: of log_softmax's three
+  // kernels, the second; of a normalisation's two, the second.
+  nf::jit::ReduceLimits reversed = split;
+  reversed.l2_bytes = 1;
+  for (const nf::Array& x : {a, b}) {
+    INFO(nf::to_string(x.shape()));
+    Walk walk;
+    const nf::Expr log_softmax = x - nf::logsumexp(x);
+    check_close(emulate({log_softmax}, {}, reversed, &walk)[0], nf::Array(log_softmax), 1e-5);
+    CHECK(walk.reverse);
+    CHECK(walk.kernels == 3);
+    const nf::Expr z = (x - nf::mean(x)) / nf::std(x);
+    check_close(emulate({z}, {}, reversed, &walk)[0], nf::Array(z), 1e-4);
+    CHECK(walk.reverse);
+    CHECK(walk.kernels == 2);
+    check_close(emulate({nf::sum(x)}, {}, reversed, &walk)[0], nf::Array(nf::sum(x)), 1e-5);
+    CHECK(walk.reverse);
+    emulate({layernorm(x)}, {}, reversed, &walk);
+    CHECK_FALSE(walk.reverse);  // a tile a row
   }
 }
 

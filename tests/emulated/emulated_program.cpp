@@ -102,6 +102,7 @@ class Runner final : public jit::ValueAddresses {
       out.per = spec->per;
       out.shared = spec->shared;
       out.words = spec->words;
+      out.reverse = spec->reverse;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

@@ -24,9 +24,10 @@ struct EmulatedStep {
   int kernels = 0;  // kernels launched (none for an empty domain)
   int cluster = 1;  // reduction steps: blocks of a cluster
   bool prefetch = false;
-  int per = 0;          // reduction steps: groups a thread holds (0: read again each pass)
-  bool shared = false;  // reduction steps: held in shared memory, not registers
-  bool words = false;   // shared: 1- and 2-byte elements held in 4-byte words
+  int per = 0;           // reduction steps: groups a thread holds (0: read again each pass)
+  bool shared = false;   // reduction steps: held in shared memory, not registers
+  bool words = false;    // shared: 1- and 2-byte elements held in 4-byte words
+  bool reverse = false;  // split: every other kernel takes its chunks in reverse
 };
 
 struct EmulatedRun {

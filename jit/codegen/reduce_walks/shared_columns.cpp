@@ -51,16 +51,6 @@ constexpr int kMeetingBytes = 9 * 1024;
 constexpr int kBlocksPerSMFromMemory = 2;
 constexpr int kBlocksPerSMFromL2 = 4;
 
-// Bytes a kernel reads, each read element once.
-std::int64_t read_bytes(const ReduceSpec& spec) {
-  std::int64_t bytes = 0;
-  for (const ReduceOperand& r : spec.reads) {
-    const std::int64_t along = r.along == Along::none ? 1 : numel(spec.reduced);
-    bytes += numel(spec.kept) * along * std::int64_t(itemsize(r.dtype));
-  }
-  return bytes;
-}
-
 class SharedColumns final : public ReduceWalk {
  public:
   // Columns whose kernel writes elements (a pass after the first reads them
