@@ -82,11 +82,10 @@ class SplitRows final : public StreamedRows {
     // Every other kernel of a reverse split takes the blocks in reverse
     // order: the chunks the kernel before read last are the ones L2 holds.
     const bool reverse = k.spec().reverse && k.stage() % 2 == 0;
-    w.line(std::string("const nf_idx b = ") +
-           (reverse ? "(nf_idx)(gridDim.x - 1 - blockIdx.x);  // in reverse: L2 holds the last"
-                    : "(nf_idx)blockIdx.x;"));
-    output_line(k, w, "(b / chunks)");
-    w.line("const nf_idx c = b % chunks;");
+    if (reverse) w.line("const nf_idx b = (nf_idx)(gridDim.x - 1 - blockIdx.x);  // in reverse");
+    const std::string b = reverse ? "b" : "(nf_idx)blockIdx.x";
+    output_line(k, w, "(" + b + " / chunks)");
+    w.line("const nf_idx c = " + b + " % chunks;");
     w.line("const bool live = o < rows;");
     w.line("const nf_idx g0 = c * chunk;");
     w.line("const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;");
