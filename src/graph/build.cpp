@@ -5,6 +5,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "core/hash_mix.hpp"
 #include "core/scalar_fits.hpp"
@@ -72,6 +73,16 @@ constexpr const char* kQualifiedName[] = {
 #define NF_ELEMENTWISE(name, ...) "nf::" #name,
 #define NF_REDUCTION(name, ...) "nf::" #name,
 #define NF_STRUCTURAL(name, ...) "nf::" #name,
+#include "graph/ops.def"
+};
+
+// Whether a reduction's result over one element is that element: its
+// finish (ops.def) returns the accumulated value or its mean.
+constexpr bool kOneElementIsItself[] = {
+#define NF_ELEMENTWISE(name, ...) false,
+#define NF_REDUCTION(name, rule, accepts, form, passes, finish) \
+  std::string_view(#finish) == "nf_finish_value" || std::string_view(#finish) == "nf_finish_mean",
+#define NF_STRUCTURAL(name, ...) false,
 #include "graph/ops.def"
 };
 
@@ -408,12 +419,12 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
                      " has no identity");
   }
   if (ddof < 0) throw ValueError(op_str(op) + ": ddof must be >= 0, got " + std::to_string(ddof));
-  // Over axes of length 1 these reductions return their one element: a cast
+  // Over axes of length 1 such a reduction returns its one element: a cast
   // that fuses as elementwise work, where a reduction kernel would read the
   // whole array one narrow column per thread.
-  const bool one_element = op == OpId::sum || op == OpId::prod || op == OpId::mean ||
-                           op == OpId::min || op == OpId::max || op == OpId::any || op == OpId::all;
-  if (one_element && reduced == 1 && !x->weak) return make_cast(x, result_dtype(op, x->dtype));
+  if (kOneElementIsItself[std::size_t(op)] && reduced == 1 && !x->weak) {
+    return make_cast(x, result_dtype(op, x->dtype));
+  }
   const DType operand = operand_dtype(op, x->dtype);
   auto n = node(op, result_dtype(op, x->dtype), std::move(shape), {make_cast(x, operand)});
   n->axes = std::move(ax);

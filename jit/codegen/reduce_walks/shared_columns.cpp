@@ -6,9 +6,9 @@
 // split reads each element again for its stores. cp.async copies 4 bytes at
 // the least: of 2-byte elements that lie in pairs, the thread of an even
 // output copies its element and its neighbour's; any other 1- or 2-byte
-// element is copied in the aligned word around it. Columns too long for a block's share of an
-// SM are shared by the blocks of a cluster (sm_90), each holding a part,
-// which meet through distributed shared memory.
+// element is copied in the aligned word around it. Columns too long for a
+// block's share of an SM are shared by the blocks of a cluster (sm_90), each
+// holding a part, which meet through distributed shared memory.
 #include <algorithm>
 #include <vector>
 
