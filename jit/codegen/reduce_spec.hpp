@@ -54,8 +54,8 @@ struct ReduceSpec {
   // kernel combines them in a fixed order before its own pass.
   std::int64_t chunks = 1;
   std::int64_t chunk = 0;
-  // A split of one tile of outputs whose reads pass L2: every other kernel
-  // takes the chunks in reverse order, from those the kernel before read last.
+  // A split whose reads pass L2: every other kernel takes the chunks in
+  // reverse order, from those the kernel before read last.
   bool reverse = false;
   // Rows too long for one block to hold, where the device has thread block
   // clusters (sm_90): `cluster` blocks share each output, each holding

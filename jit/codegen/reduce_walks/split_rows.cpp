@@ -28,9 +28,8 @@ class SplitRows final : public StreamedRows {
     split.chunks = std::min(lanes.split_chunks(split, blocks, limits), kMaxChunks);
     if (split.chunks < 2) return false;
     split.chunk = (groups_of(split) + split.chunks - 1) / split.chunks;
-    // Rows of several tiles ran slower in reverse (x - mean(x, (0, 1)) of
-    // (119, 473, 298) floats 46% -> 43% of copy), and rows in L2 gain nothing.
-    split.reverse = blocks == 1 && limits.l2_bytes > 0 && read_bytes(split) > limits.l2_bytes;
+    // Rows in L2 gain nothing from reverse order.
+    split.reverse = limits.l2_bytes > 0 && read_bytes(split) > limits.l2_bytes;
     spec = std::move(split);
     return true;
   }
@@ -54,7 +53,8 @@ class SplitRows final : public StreamedRows {
           std::to_string(k.spec().vec) +
           " element(s) of its\n// outputs. Kernel k combines the partial results of the "
           "passes before it,\n// then writes its chunk's partial result of pass k; the last "
-          "kernel writes\n// the outputs.\n" +
+          "kernel writes\n// the outputs. The blocks of a chunk's tiles run together: "
+          "they share the\n// lines of memory where rows are not whole tiles.\n" +
           (k.spec().reverse ? "// Even kernels take the chunks in reverse order, from those the "
                               "kernel\n// before read last, which L2 holds.\n"
                             : ""));
@@ -71,8 +71,9 @@ class SplitRows final : public StreamedRows {
     }
   }
 
-  // A block takes chunk c of the outputs of tile blockIdx.x / chunks, or,
-  // in a last kernel that writes values per output alone, tile blockIdx.x.
+  // A block takes chunk blockIdx.x / tiles of the outputs of tile
+  // blockIdx.x % tiles, or, in a last kernel that writes values per output
+  // alone, tile blockIdx.x.
   void prologue(const ReduceKernel& k, SourceWriter& w) const override {
     if (!chunked(k)) {
       output_line(k, w, "(nf_idx)blockIdx.x");
@@ -84,8 +85,9 @@ class SplitRows final : public StreamedRows {
     const bool reverse = k.spec().reverse && k.stage() % 2 == 0;
     if (reverse) w.line("const nf_idx b = (nf_idx)(gridDim.x - 1 - blockIdx.x);  // in reverse");
     const std::string b = reverse ? "b" : "(nf_idx)blockIdx.x";
-    output_line(k, w, "(" + b + " / chunks)");
-    w.line("const nf_idx c = " + b + " % chunks;");
+    w.line("const nf_idx tiles = (nf_idx)gridDim.x / chunks;");
+    output_line(k, w, "(" + b + " % tiles)");
+    w.line("const nf_idx c = " + b + " / tiles;");
     w.line("const bool live = o < rows;");
     w.line("const nf_idx g0 = c * chunk;");
     w.line("const nf_idx g1 = groups - g0 < chunk ? groups : g0 + chunk;");
@@ -111,9 +113,7 @@ class SplitRows final : public StreamedRows {
   }
 
  protected:
-  std::string group_loop(const ReduceKernel& k) const override {
-    return "for (nf_idx g = g0 + tr; live && g < g1; g += " + std::to_string(k.spec().tr) + ")";
-  }
+  GroupRange group_range(const ReduceKernel&) const override { return {"g0", "g1"}; }
 
  private:
   // Whether kernel k's blocks take chunks: each pass's do, and the last's

@@ -1,7 +1,7 @@
 // Streamed rows: each pass reads an output's elements from memory again,
 // whole vectors at a time where rows are contiguous, the threads of the
-// output striding over its groups. What takes outputs too long to hold;
-// split rows build on it.
+// output striding over its groups, every other pass backwards. What takes
+// outputs too long to hold; split rows build on it.
 #pragma once
 
 #include <string>
@@ -17,8 +17,12 @@ class StreamedRows : public ReduceWalk {
   void element_loop(const ReduceKernel& k, SourceWriter& w, const ElementPass& pass) const override;
 
  protected:
-  // The head of the loop over the thread's groups g.
-  virtual std::string group_loop(const ReduceKernel& k) const;
+  // The groups g the threads of an output take: from `base` (empty: 0)
+  // to before `end`.
+  struct GroupRange {
+    std::string base, end;
+  };
+  virtual GroupRange group_range(const ReduceKernel& k) const;
 };
 
 }  // namespace nf::jit
