@@ -208,9 +208,9 @@ TEST_CASE("emulated: rows read again for each pass, and rows split across blocks
     emulate({layernorm(in_place)}, {in_place}, *limits);
     check_close(in_place, nf::Array(layernorm(b)), 1e-4);
   }
-  // A split of one tile whose reads pass L2 (here every read does) takes
-  // the chunks of every other kernel in reverse: of log_softmax's three
-  // kernels, the second; of a normalisation's two, the second.
+  // A split whose reads pass L2 (here every read does) takes the chunks of
+  // every other kernel in reverse: of log_softmax's three kernels, the
+  // second; of a normalisation's two, the second; rows of several tiles too.
   nf::jit::ReduceLimits reversed = split;
   reversed.l2_bytes = 1;
   for (const nf::Array& x : {a, b}) {
@@ -226,8 +226,8 @@ TEST_CASE("emulated: rows read again for each pass, and rows split across blocks
     CHECK(walk.kernels == 2);
     check_close(emulate({nf::sum(x)}, {}, reversed, &walk)[0], nf::Array(nf::sum(x)), 1e-5);
     CHECK(walk.reverse);
-    emulate({layernorm(x)}, {}, reversed, &walk);
-    CHECK_FALSE(walk.reverse);  // a tile a row
+    check_close(emulate({layernorm(x)}, {}, reversed, &walk)[0], nf::Array(layernorm(x)), 1e-4);
+    CHECK(walk.reverse);  // a tile a row
   }
 }
 
@@ -245,6 +245,15 @@ TEST_CASE("emulated: long columns split across blocks", "[emulated][cpu-backend]
   nf::Array in_place = a.copy();
   emulate({in_place - nf::mean(in_place, 0)}, {in_place}, split);
   check_close(in_place, nf::Array(a - nf::mean(a, 0)), 1e-5);
+  // Two tiles of 32 columns a chunk, whose blocks run together, in reverse
+  // in the second kernel where the reads pass L2.
+  nf::jit::ReduceLimits reversed = split;
+  reversed.l2_bytes = 1;
+  Walk walk;
+  check_close(emulate({a - nf::mean(a, 0)}, {}, reversed, &walk)[0], nf::Array(a - nf::mean(a, 0)),
+              1e-5);
+  CHECK(walk.reverse);
+  CHECK(walk.kernels == 2);
 }
 
 TEST_CASE("emulated: columns of any width and length, with the device's limits",
