@@ -227,7 +227,7 @@ TEST_CASE("emulated: rows read again for each pass, and rows split across blocks
     check_close(emulate({nf::sum(x)}, {}, reversed, &walk)[0], nf::Array(nf::sum(x)), 1e-5);
     CHECK(walk.reverse);
     check_close(emulate({layernorm(x)}, {}, reversed, &walk)[0], nf::Array(layernorm(x)), 1e-4);
-    CHECK(walk.reverse);  // a tile a row
+    CHECK(walk.reverse);  // several tiles, a row each
   }
 }
 
