@@ -11,6 +11,11 @@
 //  - "<work>-wall": the host's wall clock per call of the warm statement on
 //    the small shape of layernorm, softmax, chain8 and adam, where the host,
 //    not the device, sets the pace (and parts of that cost for chain8);
+//  - "<work>-prebuilt-wall": the same statement built once and run again
+//    and again, without the host's building of it;
+//  - "launch-empty-wall", "launch-empty-early-wall": an empty kernel launched
+//    back to back, the floor under every wall figure, and "…-issue": the
+//    host's part of it, the launch call alone;
 //  - "<work>-first-use": for each kernel the statement plans, what its first
 //    use in a process costs: NVRTC compiling it (cold), or the disk cache's
 //    key and checked read ("disk_read_ms") and the module load (warm);
@@ -273,14 +278,18 @@ std::vector<Workload> workloads() {
 // Runs a statement once: one result is written into the buffer out[0]
 // already holds (as `y = e;` in a loop does); several go through nf::eval,
 // which makes new arrays.
-void run_statement(const Case& c, std::vector<nf::Array>& out) {
-  const std::vector<nf::Expr> results = c.results();
+void run_built(const std::vector<nf::Expr>& results, std::vector<nf::Array>& out) {
   if (results.size() == 1) {
     out.resize(1);
     out[0] = results[0];
   } else {
     out = nf::eval(results);
   }
+}
+
+// The same, building the statement first, as a loop of statements does.
+void run_statement(const Case& c, std::vector<nf::Array>& out) {
+  run_built(c.results(), out);
 }
 
 void time_fused_and_unfused(Report& report, const std::string& work, const Case& c) {
@@ -400,8 +409,34 @@ void chain8_host_parts(Report& report) {
               bench::wall_us([&] { nf::Array t = bench::chain(x, 1.5f, 0.25f); }));
   report.host("chain8-build-only", shape,
               bench::wall_us([&] { nf::Expr e = bench::chain(x, 1.5f, 0.25f); }));
+  report.host("chain8-issue", shape, bench::issue_us([&] { y = bench::chain(x, 1.5f, 0.25f); }));
   report.host("scale-wall", shape, bench::wall_us([&] { y = x * 2.0f; }));
+  report.host("scale-issue", shape, bench::issue_us([&] { y = x * 2.0f; }));
   report.host("alloc-free", shape, bench::wall_us([&] { nf::Array t = nf::empty({128, 784}); }));
+}
+
+// The floor under a warm statement's wall time: a kernel that does nothing,
+// launched back to back as a statement's kernel is, through the driver's
+// cuLaunchKernel ("launch-empty-wall") and early, waiting for the one ahead
+// as generated kernels do ("launch-empty-early-wall").
+void launch_floor(Report& report, const std::string& arch) {
+  const std::string source =
+      "extern \"C\" __global__ void nf_empty() {\n"
+      "#if __CUDA_ARCH__ >= 900\n"
+      "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+      "#endif\n"
+      "}\n";
+  const nf::jit::KernelImage image = nf::jit::compile(source, arch);
+  nf::cuda::LoadedKernel k =
+      nf::cuda::load_kernel(0, image.data.data(), image.data.size(), "nf_empty");
+  const auto launch = [&] { nf::cuda::launch(k, 0, dim3(1), dim3(32), nullptr, 0); };
+  for (const bool early : {false, true}) {
+    k.launch_early = early;
+    const std::string name = early ? "launch-empty-early" : "launch-empty";
+    report.host(name + "-wall", "()", bench::wall_us(launch));
+    report.host(name + "-issue", "()", bench::issue_us(launch));
+  }
+  nf::cuda::unload_kernel(k);
 }
 
 // The ceiling: a device-to-device copy of 256 MiB, bytes read plus written.
@@ -426,6 +461,10 @@ void run_workload(Report& report, const Workload& w, bool quick,
       if (shape == w.wall_shape) {
         std::vector<nf::Array> out;
         report.host(w.name + "-wall", c.shape, bench::wall_us([&] { run_statement(c, out); }));
+        // Without building it: what the host's build costs of the wall.
+        const std::vector<nf::Expr> built = c.results();
+        report.host(w.name + "-prebuilt-wall", c.shape,
+                    bench::wall_us([&] { run_built(built, out); }));
       }
       planned.push_back({w.name, c.shape, nf::plan(c.results()).sources()});
     }
@@ -501,7 +540,10 @@ int main(int argc, char** argv) {
   for (const Workload& w : all) {
     if (options.selected(w.name)) run_workload(report, w, options.quick, planned);
   }
-  if (options.selected("chain8")) chain8_host_parts(report);
+  if (options.selected("chain8")) {
+    chain8_host_parts(report);
+    launch_floor(report, info.arch());
+  }
 
   // NVRTC's work for the statements above, fused and unfused, the inputs'
   // random fills included.
