@@ -71,7 +71,7 @@ bool accepts_reduce_limits(std::string_view value) {
 constexpr const char* kSwitch = "on or off (also 1/0, true/false, yes/no, in any case)";
 constexpr const char* kPath = "a path";
 
-constexpr std::array<Variable, 8> kVariables = {{
+constexpr std::array<Variable, 9> kVariables = {{
     {Var::device, "NF_DEVICE", "cpu, cuda or cuda:N", "cuda:0 where there is a GPU, else cpu",
      "the device new arrays live on", accepts_device},
     {Var::target_arch, "NF_TARGET_ARCH", "sm_ and its number, such as sm_90 or sm_90a", "sm_90",
@@ -91,6 +91,9 @@ constexpr std::array<Variable, 8> kVariables = {{
      "name=count,... of max_held, split_below, chunk_groups, max_cluster, prefetch_from",
      "the built-in limits", "where reduction kernels change how they walk their rows",
      accepts_reduce_limits},
+    {Var::launch_thread, "NF_LAUNCH_THREAD", kSwitch, "on",
+     "off makes each statement's thread launch its kernels itself, not a thread of numfuse's",
+     accepts_switch},
 }};
 
 }  // namespace

@@ -28,6 +28,7 @@ enum class Var {
   kernel_manifest,
   dump_kernels,
   reduce_limits,
+  launch_thread,
 };
 
 struct Variable {

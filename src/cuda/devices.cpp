@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cuda/check.hpp"
+#include "cuda/submitter.hpp"
 #include "numfuse/errors.hpp"
 
 namespace nf::cuda {
@@ -93,6 +94,11 @@ const DeviceInfo& device_info(int device) {
 }
 
 cudaStream_t stream(int device) {
+  wait_for_submitted();
+  return submission_stream(device);
+}
+
+cudaStream_t submission_stream(int device) {
   check_device(device);
   Streams& s = streams();
   std::call_once(s.created[device], [&] {

@@ -38,7 +38,14 @@ const DeviceInfo& device_info(int device);
 
 // A non-blocking stream (no implicit synchronisation with the legacy default
 // stream, which other libraries in the process may use), created at first use.
+// Work queued on it follows every launch submitted before (submitter.hpp):
+// stream() waits for the submitter to have made them.
 cudaStream_t stream(int device);
+
+// The same stream without that wait: for the submitter's own jobs, and for
+// allocations, which may come before launches still waiting to be made (the
+// memory they take was freed behind every launch that used it).
+cudaStream_t submission_stream(int device);
 
 // Waits until everything numfuse queued on `device` has finished.
 void synchronize(int device);

@@ -117,22 +117,19 @@ class SmallArray {
   T* data_;
 };
 
-// Parameter values for cuLaunchKernel: a copy of a prepared kernel's words,
-// and a pointer to each parameter's slot.
+// Parameter values for a launch: a copy of a prepared kernel's words, which
+// a run's values are then bound into.
 class Args {
  public:
-  explicit Args(const jit::ArgumentLayout& l) : words_(l.words.size()), pointers_(l.slots.size()) {
-    std::memcpy(words_.data(), l.words.data(), l.words.size() * sizeof(std::uint64_t));
-    for (std::size_t i = 0; i < l.slots.size(); ++i) pointers_[i] = words_.data() + l.slots[i];
+  explicit Args(const jit::ArgumentLayout& l) : size_(l.words.size()), words_(size_) {
+    std::memcpy(words_.data(), l.words.data(), size_ * sizeof(std::uint64_t));
   }
   std::uint64_t* words() { return words_.data(); }
-  void** pointers() { return pointers_.data(); }
+  std::span<const std::uint64_t> span() { return {words_.data(), size_}; }
 
  private:
-  // Every parameter takes at least one word, so a kernel whose words fit
-  // has pointers that fit too.
+  std::size_t size_;
   SmallArray<std::uint64_t, 48> words_;
-  SmallArray<void*, 48> pointers_;
 };
 
 class Runner final : public jit::ValueAddresses {
@@ -214,7 +211,7 @@ class Runner final : public jit::ValueAddresses {
     jit::bind_arguments(prepared.arguments, args.words(), p_, step, *this, workspaces);
     if (g_stand_ins.load(std::memory_order_relaxed)) return;
     cuda::launch(*prepared.kernel, device_, dim3(prepared.blocks), dim3(prepared.threads),
-                 args.pointers(), prepared.shared_bytes);
+                 args.span(), prepared.arguments.slots, prepared.shared_bytes);
   }
 
   const Program& p_;

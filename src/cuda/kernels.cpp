@@ -1,9 +1,13 @@
 #include "cuda/kernels.hpp"
 
+#include <cstddef>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "cuda/check.hpp"
 #include "cuda/devices.hpp"
+#include "cuda/submitter.hpp"
 #include "numfuse/errors.hpp"
 
 namespace nf::cuda {
@@ -24,7 +28,9 @@ std::string kernel_name(const LoadedKernel& k) {
 }
 
 std::string dims(dim3 d) {
-  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+  std::string text = "(";
+  text += std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+  return text;
 }
 
 // The driver functions numfuse calls, from the runtime, once a process.
@@ -61,13 +67,95 @@ const Driver& driver() {
   return d;
 }
 
-[[noreturn]] void throw_driver_error(CUresult r, const std::string& call) {
+std::string driver_error(CUresult r, const std::string& call) {
   const char* name = nullptr;
   const char* text = nullptr;
   driver().error_name(r, &name);
   driver().error_string(r, &text);
-  throw CudaError(call + " failed: " + (text ? text : "unknown error") + " (" +
-                  (name ? name : std::to_string(int(r))) + ")");
+  return call + " failed: " + (text ? text : "unknown error") + " (" +
+         (name ? name : std::to_string(int(r))) + ")";
+}
+
+[[noreturn]] void throw_driver_error(CUresult r, const std::string& call) {
+  throw CudaError(driver_error(r, call));
+}
+
+// Makes the driver's launch call on `s`; the error names the kernel, its
+// device and its shape, or is empty.
+std::string launch_on(cudaStream_t s, const LoadedKernel& kernel, int device, dim3 grid, dim3 block,
+                      void** args, std::size_t shared_bytes) {
+  CUresult r;
+  if (kernel.launch_early) {
+    CUlaunchAttribute early{};
+    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = grid.x;
+    config.gridDimY = grid.y;
+    config.gridDimZ = grid.z;
+    config.blockDimX = block.x;
+    config.blockDimY = block.y;
+    config.blockDimZ = block.z;
+    config.sharedMemBytes = unsigned(shared_bytes);
+    config.hStream = s;
+    config.attrs = &early;
+    config.numAttrs = 1;
+    r = driver().launch_ex(&config, kernel.function, args, nullptr);
+  } else {
+    r = driver().launch(kernel.function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                        unsigned(shared_bytes), s, args, nullptr);
+  }
+  if (r == CUDA_SUCCESS) [[likely]] {
+    return {};
+  }
+  return driver_error(
+      r, std::string(kernel.launch_early ? "cuLaunchKernelEx(" : "cuLaunchKernel(") +
+             kernel_name(kernel) + " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
+             ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
+             " bytes of dynamic shared memory)");
+}
+
+// A launch for the submitter: the kernel, its shape, and a copy of its
+// parameter values, `words` of them and then the first word of each of
+// `params` parameters.
+struct LaunchJob {
+  LoadedKernel kernel;
+  dim3 grid, block;
+  std::uint32_t shared_bytes = 0;
+  int device = 0;
+  std::uint32_t words = 0, params = 0;
+  static constexpr std::size_t kRoom = (kJobPayloadBytes - 96) / sizeof(std::uint64_t);
+  std::uint64_t data[kRoom];
+
+  std::size_t bytes() const {
+    return offsetof(LaunchJob, data) + words * sizeof(std::uint64_t) +
+           params * sizeof(std::uint32_t);
+  }
+  const std::uint32_t* slots() const {
+    return reinterpret_cast<const std::uint32_t*>(data + words);
+  }
+};
+static_assert(sizeof(LaunchJob) <= kJobPayloadBytes);
+
+void run_launch(const void* payload, std::string& error) {
+  const LaunchJob& job = *static_cast<const LaunchJob*>(payload);
+  // The submitter's thread makes each job's device its own, once.
+  thread_local int current = -1;
+  if (current != job.device) {
+    if (const cudaError_t e = cudaSetDevice(job.device); e != cudaSuccess) {
+      error = std::string("cudaSetDevice(") + std::to_string(job.device) +
+              ") failed: " + cudaGetErrorString(e);
+      return;
+    }
+    current = job.device;
+  }
+  void* pointers[LaunchJob::kRoom];
+  const std::uint32_t* slots = job.slots();
+  for (std::uint32_t i = 0; i < job.params; ++i) {
+    pointers[i] = const_cast<std::uint64_t*>(job.data + slots[i]);
+  }
+  error = launch_on(submission_stream(job.device), job.kernel, job.device, job.grid, job.block,
+                    pointers, job.shared_bytes);
 }
 
 }  // namespace
@@ -114,39 +202,40 @@ LoadedKernel load_kernel(int device, const void* image, std::size_t size, const 
 }
 
 void unload_kernel(const LoadedKernel& kernel) {
+  wait_for_submitted();  // a launch still to be made may name it
   NF_CUDA_CHECK(cudaLibraryUnload(kernel.library));
 }
 
 void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
             std::size_t shared_bytes) {
-  CUresult r;
-  if (kernel.launch_early) {
-    CUlaunchAttribute early{};
-    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    early.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config{};
-    config.gridDimX = grid.x;
-    config.gridDimY = grid.y;
-    config.gridDimZ = grid.z;
-    config.blockDimX = block.x;
-    config.blockDimY = block.y;
-    config.blockDimZ = block.z;
-    config.sharedMemBytes = unsigned(shared_bytes);
-    config.hStream = stream(device);
-    config.attrs = &early;
-    config.numAttrs = 1;
-    r = driver().launch_ex(&config, kernel.function, args, nullptr);
-  } else {
-    r = driver().launch(kernel.function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                        unsigned(shared_bytes), stream(device), args, nullptr);
+  const std::string error =
+      launch_on(stream(device), kernel, device, grid, block, args, shared_bytes);
+  if (!error.empty()) [[unlikely]] {
+    throw CudaError(error);
   }
-  if (r != CUDA_SUCCESS) [[unlikely]] {
-    throw_driver_error(
-        r, std::string(kernel.launch_early ? "cuLaunchKernelEx(" : "cuLaunchKernel(") +
-               kernel_name(kernel) + " on cuda:" + std::to_string(device) + ", grid " + dims(grid) +
-               ", block " + dims(block) + ", " + std::to_string(shared_bytes) +
-               " bytes of dynamic shared memory)");
+}
+
+void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block,
+            std::span<const std::uint64_t> words, std::span<const std::uint32_t> slots,
+            std::size_t shared_bytes) {
+  LaunchJob job;
+  if (words.size() + (slots.size() + 1) / 2 <= LaunchJob::kRoom) {
+    job.kernel = kernel;
+    job.grid = grid;
+    job.block = block;
+    job.shared_bytes = std::uint32_t(shared_bytes);
+    job.device = device;
+    job.words = std::uint32_t(words.size());
+    job.params = std::uint32_t(slots.size());
+    std::memcpy(job.data, words.data(), words.size_bytes());
+    std::memcpy(job.data + words.size(), slots.data(), slots.size_bytes());
+    if (submit(run_launch, &job, job.bytes())) return;
   }
+  std::vector<void*> pointers(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    pointers[i] = const_cast<std::uint64_t*>(words.data() + slots[i]);
+  }
+  launch(kernel, device, grid, block, pointers.data(), shared_bytes);
 }
 
 int occupancy_blocks(const LoadedKernel& kernel, int device, int block, std::size_t shared_bytes) {

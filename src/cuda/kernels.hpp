@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 
 namespace nf::cuda {
 
@@ -38,6 +40,14 @@ void unload_kernel(const LoadedKernel& kernel);
 // overlaps the end of the kernel ahead (about 2 µs of each softmax on
 // 1024x32768 on an H200, bench/RESULTS.md).
 void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block, void** args,
+            std::size_t shared_bytes);
+
+// The same for parameter values packed in 8-byte words, parameter i starting
+// at word slots[i], made by the submitter's thread where it takes the launch
+// (submitter.hpp). A launch that fails there is thrown by the next call that
+// waits for the stream (a read, a synchronisation).
+void launch(const LoadedKernel& kernel, int device, dim3 grid, dim3 block,
+            std::span<const std::uint64_t> words, std::span<const std::uint32_t> slots,
             std::size_t shared_bytes);
 
 // How many blocks of `block` threads and `shared_bytes` of dynamic shared

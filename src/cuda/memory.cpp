@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cuda/check.hpp"
 #include "cuda/devices.hpp"
+#include "cuda/submitter.hpp"
 #include "numfuse/errors.hpp"
 
 namespace nf::cuda {
@@ -16,11 +18,27 @@ namespace {
 // numfuse's own pool on each device, rather than the device's default pool, so
 // that keeping memory cached is a choice made for numfuse alone and not for
 // other libraries in the process that call cudaMallocAsync.
+// Freed blocks of up to kCachedBlock bytes wait on the host for the next
+// request of their size, so that a warm statement's new arrays and
+// temporaries make no CUDA call: the pool's calls take a microsecond each, and
+// more while the submitter's thread launches on the same stream. Handing a
+// block to a later statement is safe without waiting: its work is queued
+// behind the work that used the block, on the one stream. Past kCacheBytes on
+// a device, every block held goes back to the pool.
+constexpr std::size_t kCachedBlock = std::size_t(32) << 20;
+constexpr std::size_t kCacheBytes = std::size_t(256) << 20;
+
+struct Cache {
+  std::unordered_map<std::size_t, std::vector<void*>> blocks;  // by block size
+  std::size_t bytes = 0;
+};
+
 struct Pools {
   std::vector<std::once_flag> created;
   std::vector<cudaMemPool_t> handles;
-  std::mutex stats_mutex;
+  std::mutex mutex;  // stats and caches
   std::vector<MemoryStats> stats;
+  std::vector<Cache> caches;
 };
 
 // Never destroyed: a Storage held by a static Array is freed after every
@@ -29,8 +47,17 @@ Pools& pools() {
   static Pools& p = *new Pools{std::vector<std::once_flag>(device_count()),
                                std::vector<cudaMemPool_t>(device_count(), nullptr),
                                {},
-                               std::vector<MemoryStats>(device_count())};
+                               std::vector<MemoryStats>(device_count()),
+                               std::vector<Cache>(device_count())};
   return p;
+}
+
+// What a request of `bytes` takes from the pool: whole 512-byte pieces, so
+// that requests of nearly one size share cached blocks, and whole 4-byte
+// words at the least (a kernel may copy the word that holds a 1- or 2-byte
+// element; cp.async copies 4 bytes at the least).
+std::size_t block_bytes(std::size_t bytes) {
+  return (bytes + 511) / 512 * 512;
 }
 
 cudaMemPool_t pool(int device) {
@@ -72,31 +99,93 @@ std::string gib(std::size_t bytes) {
       " buffers. Release arrays that are no longer needed or work on smaller pieces.");
 }
 
-void record_allocation(int device, std::size_t bytes) {
-  Pools& p = pools();
-  std::lock_guard lock(p.stats_mutex);
-  MemoryStats& s = p.stats[device];
+void record_allocation(MemoryStats& s, std::size_t bytes) {
   s.bytes_in_use += bytes;
   if (s.bytes_in_use > s.peak_bytes_in_use) s.peak_bytes_in_use = s.bytes_in_use;
   ++s.live_allocations;
   ++s.total_allocations;
 }
 
-void record_free(int device, std::size_t bytes) {
-  Pools& p = pools();
-  std::lock_guard lock(p.stats_mutex);
-  MemoryStats& s = p.stats[device];
-  s.bytes_in_use -= bytes;
-  --s.live_allocations;
+struct FreeJob {
+  void* data;
+  int device;
+};
+
+// At process exit the runtime may already be unloading
+// (cudaErrorCudartUnloading) and the memory goes with it; any other failure
+// is a broken context, which the next checked call reports.
+void run_free(const void* payload, std::string&) {
+  const FreeJob& job = *static_cast<const FreeJob*>(payload);
+  if (cudaFreeAsync(job.data, submission_stream(job.device)) != cudaSuccess) cudaGetLastError();
 }
 
-void free_device(int device, std::size_t bytes, void* data) {
-  // Called from a destructor, so nothing may be thrown. At process exit the
-  // runtime may already be unloading (cudaErrorCudartUnloading) and the memory
-  // goes with it; any other failure is a broken context, which the next
-  // checked call reports.
-  if (cudaFreeAsync(data, stream(device)) != cudaSuccess) cudaGetLastError();
-  record_free(device, bytes);
+// Back to the pool, behind the launches that use the memory: through the
+// submitter, or here once it has made them.
+void release(int device, void* data) noexcept {
+  const FreeJob job{data, device};
+  std::string ignored;
+  if (!submit(run_free, &job, sizeof job)) run_free(&job, ignored);
+}
+
+std::vector<void*> take_cache(Cache& c) {
+  std::vector<void*> all;
+  for (auto& [size, blocks] : c.blocks) all.insert(all.end(), blocks.begin(), blocks.end());
+  c.blocks.clear();
+  c.bytes = 0;
+  return all;
+}
+
+// Called from a destructor, so nothing may be thrown.
+void free_device(int device, std::size_t bytes, void* data) noexcept {
+  const std::size_t block = block_bytes(bytes);
+  std::vector<void*> released;
+  {
+    Pools& p = pools();
+    std::lock_guard lock(p.mutex);
+    MemoryStats& s = p.stats[device];
+    s.bytes_in_use -= bytes;
+    --s.live_allocations;
+    if (block <= kCachedBlock) {
+      Cache& c = p.caches[device];
+      c.blocks[block].push_back(data);
+      c.bytes += block;
+      if (c.bytes > kCacheBytes) released = take_cache(c);
+      data = nullptr;
+    }
+  }
+  if (data) release(device, data);
+  for (void* d : released) release(device, d);
+}
+
+// A cached block of `block` bytes, counted as `bytes` in use; null if none.
+void* take_cached(int device, std::size_t block, std::size_t bytes) {
+  Pools& p = pools();
+  std::lock_guard lock(p.mutex);
+  Cache& c = p.caches[device];
+  const auto it = c.blocks.find(block);
+  if (it == c.blocks.end() || it->second.empty()) return nullptr;
+  void* data = it->second.back();
+  it->second.pop_back();
+  c.bytes -= block;
+  record_allocation(p.stats[device], bytes);
+  return data;
+}
+
+// Every cached block back to the pool, made free before the call returns
+// (for a request that did not fit beside them).
+void empty_cache(int device) {
+  std::vector<void*> all;
+  {
+    Pools& p = pools();
+    std::lock_guard lock(p.mutex);
+    all = take_cache(p.caches[device]);
+  }
+  wait_for_submitted();
+  std::string ignored;
+  for (void* d : all) {
+    const FreeJob job{d, device};
+    run_free(&job, ignored);
+  }
 }
 
 }  // namespace
@@ -105,7 +194,6 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
   // More than the device has can never succeed, and the pool's answer to an
   // absurd size (one past its address space) need not be "out of memory".
   if (bytes > device_info(device).total_bytes) throw_out_of_memory(device, bytes);
-  const cudaStream_t s = stream(device);
   auto storage = std::make_shared<Storage>();
   storage->device = Device{Device::Kind::cuda, device};
   storage->bytes = bytes;
@@ -114,10 +202,21 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
   // deleter that owns it.
   storage->free_fn = [device, bytes](void* data) { free_device(device, bytes, data); };
 
-  // Whole 4-byte words: a kernel may copy the word that holds a 1- or 2-byte
-  // element (cp.async copies 4 bytes at the least), the last element's too.
+  const std::size_t block = block_bytes(bytes);
+  if (void* cached = take_cached(device, block, bytes)) {
+    storage->data = cached;
+    return storage;
+  }
+  // Not stream(): the memory is ready for launches the submitter has yet to
+  // make, and waiting for them would take away their overlap.
+  const cudaStream_t s = submission_stream(device);
   void* data = nullptr;
-  const cudaError_t e = cudaMallocFromPoolAsync(&data, (bytes + 3) / 4 * 4, pool(device), s);
+  cudaError_t e = cudaMallocFromPoolAsync(&data, block, pool(device), s);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    empty_cache(device);
+    e = cudaMallocFromPoolAsync(&data, block, pool(device), s);
+  }
   if (e == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     throw_out_of_memory(device, bytes);
@@ -126,7 +225,11 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
     check(e, "cudaMallocFromPoolAsync(" + std::to_string(bytes) +
                  " bytes, cuda:" + std::to_string(device) + ")");
   }
-  record_allocation(device, bytes);
+  {
+    Pools& p = pools();
+    std::lock_guard lock(p.mutex);
+    record_allocation(p.stats[device], bytes);
+  }
   storage->data = data;
   return storage;
 }
@@ -134,7 +237,7 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
 MemoryStats memory_stats(int device) {
   check_device(device);
   Pools& p = pools();
-  std::lock_guard lock(p.stats_mutex);
+  std::lock_guard lock(p.mutex);
   return p.stats[device];
 }
 

@@ -1,6 +1,7 @@
-// Device memory from CUDA's stream-ordered pool, its statistics, and copies.
-// Everything is ordered on the device's one stream, so a buffer freed after a
-// kernel that reads it is reused only once that kernel has finished.
+// Device memory from CUDA's stream-ordered pool (small blocks kept on the host
+// between uses), its statistics, and copies. Everything is ordered on the
+// device's one stream, so a buffer freed after a kernel that reads it is
+// reused only by work queued after that kernel.
 #pragma once
 
 #include <cstddef>

@@ -59,7 +59,7 @@ TEST_CASE("the configuration table lists every NF_ variable once", "[host][confi
   }
   CHECK(names == std::set<std::string>{"NF_DEVICE", "NF_TARGET_ARCH", "NF_FUSION", "NF_CACHE",
                                        "NF_CACHE_DIR", "NF_KERNEL_MANIFEST", "NF_DUMP_KERNELS",
-                                       "NF_REDUCE_LIMITS"});
+                                       "NF_REDUCE_LIMITS", "NF_LAUNCH_THREAD"});
 }
 
 TEST_CASE("a value a variable does not allow names the variable, the value and the allowed",
@@ -82,6 +82,7 @@ TEST_CASE("a value a variable does not allow names the variable, the value and t
       {Var::reduce_limits, "NF_REDUCE_LIMITS", "max_held=8,", "name=count"},
       {Var::reduce_limits, "NF_REDUCE_LIMITS", "speed=11", "name=count"},
       {Var::reduce_limits, "NF_REDUCE_LIMITS", "max_held=-1", "name=count"},
+      {Var::launch_thread, "NF_LAUNCH_THREAD", "sometimes", "on or off"},
   };
   for (const auto& c : cases) {
     INFO(c.name << "=" << c.value);

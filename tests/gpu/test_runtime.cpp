@@ -192,6 +192,20 @@ TEST_CASE("memory is reused across many allocations", "[gpu]") {
   CHECK(after.total_allocations == before.total_allocations + 10000);
 }
 
+TEST_CASE("a freed block goes to the next request of about its size", "[gpu]") {
+  const MemoryStats before = memory_stats(0);
+  void* first = allocate_device(0, 1000)->data;
+  auto again = allocate_device(0, 1001);  // the same 512-byte pieces
+  CHECK(again->data == first);
+  CHECK(memory_stats(0).bytes_in_use == before.bytes_in_use + 1001);
+  auto other = allocate_device(0, 4000);
+  CHECK(other->data != first);
+  // What it held before is still there, for work queued after its last use.
+  const auto bytes = random_bytes(1001, 5);
+  copy_host_to_device(again->data, bytes.data(), bytes.size(), 0);
+  CHECK(download<unsigned char>(*again) == bytes);
+}
+
 TEST_CASE("running out of device memory throws OutOfMemory", "[gpu]") {
   const std::size_t petabyte = std::size_t(1) << 50;
   try {
@@ -303,4 +317,52 @@ TEST_CASE("CUDA errors become CudaError naming the call", "[gpu]") {
                       Catch::Contains("(kernel nf_test_axpy for cuda:0) failed: ") &&
                           Catch::Contains("cudaErrorNoKernelImageForDevice"));
   }
+}
+
+// Parameter values packed as the code generator packs them: one 8-byte word
+// each, for cuda::launch's second form, which the submitter's thread makes.
+TEST_CASE("launches of packed values run in order, and a failed one names its kernel", "[gpu]") {
+  const std::string cubin = compile(device_info(0).arch(), true);
+  const LoadedKernel k = load_kernel(0, cubin.data(), cubin.size(), "nf_test_axpy");
+  const int n = 3000;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 1000);
+    y[i] = static_cast<float>(-i % 7);
+  }
+  auto dx = upload(x.data(), x.size() * sizeof(float));
+  auto dy = upload(y.data(), y.size() * sizeof(float));
+  const float a = 0.5f;
+  std::uint64_t words[4] = {0, reinterpret_cast<std::uintptr_t>(dx->data),
+                            reinterpret_cast<std::uintptr_t>(dy->data), std::uint64_t(n)};
+  std::memcpy(&words[0], &a, sizeof a);
+  const std::uint32_t slots[4] = {0, 1, 2, 3};
+  // Back to back, each reading what the one before wrote: y + 1000 * 0.5 x,
+  // exact in f32.
+  const int launches = 1000;
+  for (int i = 0; i < launches; ++i) {
+    launch(k, 0, dim3((n + 255) / 256), dim3(256), words, slots, 0);
+  }
+  const std::vector<float> got = download<float>(*dy);
+  for (int i = 0; i < n; ++i) {
+    const float want = y[i] + launches * 0.5f * x[i];
+    if (got[i] != want) FAIL("y[" << i << "] = " << got[i] << ", want " << want);
+  }
+
+  // Rejected by the driver: thrown by the launch, or, where the submitter's
+  // thread made it, by the next wait for the stream.
+  for (int i = 0; i < 10; ++i) launch(k, 0, dim3(1), dim3(256), words, slots, 0);
+  try {
+    launch(k, 0, dim3(1), dim3(4096), words, slots, 0);
+    synchronize(0);
+    FAIL("launched 4096 threads per block");
+  } catch (const CudaError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("cuLaunchKernel") &&
+                             Catch::Contains("(nf_test_axpy on cuda:0") &&
+                             Catch::Contains("block (4096,1,1)") && Catch::Contains(") failed: "));
+  }
+  // Reported once, and the launches after it run.
+  synchronize(0);
+  check_axpy(run_axpy(k, 1000));
+  unload_kernel(k);
 }
