@@ -86,21 +86,33 @@ std::vector<T> download(const Storage& s) {
   return v;
 }
 
-// y = 0.5 x + y over n elements; the values are exact in f32.
-std::vector<float> run_axpy(const LoadedKernel& k, int n) {
-  std::vector<float> x(n), y(n);
+// Axpy's operands over n elements, on the host and the device; the values
+// and every sum below are exact in f32.
+struct AxpyInputs {
+  std::vector<float> x, y;
+  std::shared_ptr<Storage> dx, dy;
+};
+
+AxpyInputs axpy_inputs(int n) {
+  AxpyInputs in{std::vector<float>(n), std::vector<float>(n), nullptr, nullptr};
   for (int i = 0; i < n; ++i) {
-    x[i] = static_cast<float>(i % 1000);
-    y[i] = static_cast<float>(-i % 7);
+    in.x[i] = static_cast<float>(i % 1000);
+    in.y[i] = static_cast<float>(-i % 7);
   }
-  auto dx = upload(x.data(), x.size() * sizeof(float));
-  auto dy = upload(y.data(), y.size() * sizeof(float));
+  in.dx = upload(in.x.data(), in.x.size() * sizeof(float));
+  in.dy = upload(in.y.data(), in.y.size() * sizeof(float));
+  return in;
+}
+
+// y = 0.5 x + y over n elements.
+std::vector<float> run_axpy(const LoadedKernel& k, int n) {
+  const AxpyInputs in = axpy_inputs(n);
   float a = 0.5f;
-  void* px = dx->data;
-  void* py = dy->data;
+  void* px = in.dx->data;
+  void* py = in.dy->data;
   void* args[] = {&a, &px, &py, &n};
   launch(k, 0, dim3((n + 255) / 256), dim3(256), args, 0);
-  return download<float>(*dy);
+  return download<float>(*in.dy);
 }
 
 void check_axpy(const std::vector<float>& y) {
@@ -325,16 +337,10 @@ TEST_CASE("launches of packed values run in order, and a failed one names its ke
   const std::string cubin = compile(device_info(0).arch(), true);
   const LoadedKernel k = load_kernel(0, cubin.data(), cubin.size(), "nf_test_axpy");
   const int n = 3000;
-  std::vector<float> x(n), y(n);
-  for (int i = 0; i < n; ++i) {
-    x[i] = static_cast<float>(i % 1000);
-    y[i] = static_cast<float>(-i % 7);
-  }
-  auto dx = upload(x.data(), x.size() * sizeof(float));
-  auto dy = upload(y.data(), y.size() * sizeof(float));
+  const AxpyInputs in = axpy_inputs(n);
   const float a = 0.5f;
-  std::uint64_t words[4] = {0, reinterpret_cast<std::uintptr_t>(dx->data),
-                            reinterpret_cast<std::uintptr_t>(dy->data), std::uint64_t(n)};
+  std::uint64_t words[4] = {0, reinterpret_cast<std::uintptr_t>(in.dx->data),
+                            reinterpret_cast<std::uintptr_t>(in.dy->data), std::uint64_t(n)};
   std::memcpy(&words[0], &a, sizeof a);
   const std::uint32_t slots[4] = {0, 1, 2, 3};
   // Back to back, each reading what the one before wrote: y + 1000 * 0.5 x,
@@ -343,9 +349,9 @@ TEST_CASE("launches of packed values run in order, and a failed one names its ke
   for (int i = 0; i < launches; ++i) {
     launch(k, 0, dim3((n + 255) / 256), dim3(256), words, slots, 0);
   }
-  const std::vector<float> got = download<float>(*dy);
+  const std::vector<float> got = download<float>(*in.dy);
   for (int i = 0; i < n; ++i) {
-    const float want = y[i] + launches * 0.5f * x[i];
+    const float want = in.y[i] + launches * 0.5f * in.x[i];
     if (got[i] != want) FAIL("y[" << i << "] = " << got[i] << ", want " << want);
   }
 
