@@ -1,0 +1,102 @@
+// The submitter's thread (src/cuda/submitter.hpp), which makes launch calls
+// for the statements' threads on a GPU. Its jobs are plain functions, so its
+// order, its refusals and its errors are checked here without one.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.hpp"
+#include "cuda/submitter.hpp"
+#include "numfuse/errors.hpp"
+
+namespace {
+
+struct Record {
+  std::vector<int>* seen;
+  std::vector<std::thread::id>* threads;
+  int value;
+};
+
+void record(const void* payload, std::string&) {
+  const Record& r = *static_cast<const Record*>(payload);
+  r.seen->push_back(r.value);
+  r.threads->push_back(std::this_thread::get_id());
+}
+
+void fail(const void*, std::string& error) {
+  error = "the job failed on purpose";
+}
+
+bool thread_on() {
+  return nf::config::switched_on(nf::config::Var::launch_thread, true);
+}
+
+// Submits `run`, or runs it here where the submitter leaves it to its caller,
+// as the launches do. Returns whether the submitter took it.
+bool submit_or_run(nf::cuda::JobRun run, const void* payload, std::size_t bytes) {
+  if (nf::cuda::submit(run, payload, bytes)) return true;
+  std::string error;
+  run(payload, error);
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the submitter runs jobs in the order submitted, its own or left to their callers",
+          "[host]") {
+  std::vector<int> seen;
+  std::vector<std::thread::id> threads;
+  const int jobs = 20000;
+  int taken = 0;
+  for (int i = 0; i < jobs; ++i) {
+    const Record r{&seen, &threads, i};
+    taken += submit_or_run(record, &r, sizeof r);
+  }
+  nf::cuda::wait_for_submitted();
+  REQUIRE(seen.size() == std::size_t(jobs));
+  for (int i = 0; i < jobs; ++i) {
+    if (seen[i] != i) FAIL("job " << i << " ran as number " << seen[i]);
+  }
+  // Submitted back to back, all but the first few went to its thread;
+  // NF_LAUNCH_THREAD=off leaves every job to its caller.
+  if (thread_on()) {
+    CHECK(taken > jobs / 2);
+  } else {
+    CHECK(taken == 0);
+  }
+  int elsewhere = 0;
+  for (const std::thread::id& t : threads) elsewhere += t != std::this_thread::get_id();
+  CHECK(elsewhere == taken);
+}
+
+TEST_CASE("a job's failure is thrown by the next wait for the submitter, once", "[host]") {
+  if (!thread_on()) return;  // NF_LAUNCH_THREAD=off: no job runs there
+  std::vector<int> seen;
+  std::vector<std::thread::id> threads;
+  // Jobs back to back wake the thread; then a failing job goes to it.
+  bool failed_there = false;
+  for (int attempt = 0; attempt < 100 && !failed_there; ++attempt) {
+    for (int i = 0; i < 3; ++i) {
+      const Record r{&seen, &threads, i};
+      submit_or_run(record, &r, sizeof r);
+    }
+    const int unused = 0;
+    failed_there = nf::cuda::submit(fail, &unused, sizeof unused);
+  }
+  REQUIRE(failed_there);
+  try {
+    nf::cuda::wait_for_submitted();
+    FAIL("the failure was not thrown");
+  } catch (const nf::CudaError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("the job failed on purpose"));
+  }
+  CHECK_NOTHROW(nf::cuda::wait_for_submitted());
+  // Later jobs run.
+  seen.clear();
+  const Record r{&seen, &threads, 7};
+  submit_or_run(record, &r, sizeof r);
+  nf::cuda::wait_for_submitted();
+  CHECK(seen == std::vector<int>{7});
+}
