@@ -124,6 +124,7 @@ struct LaunchJob {
   std::uint32_t shared_bytes = 0;
   int device = 0;
   std::uint32_t words = 0, params = 0;
+  // The words left of a payload after the fields above (under 96 bytes).
   static constexpr std::size_t kRoom = (kJobPayloadBytes - 96) / sizeof(std::uint64_t);
   std::uint64_t data[kRoom];
 

@@ -16,9 +16,6 @@
 namespace nf::cuda {
 namespace {
 
-// numfuse's own pool on each device, rather than the device's default pool, so
-// that keeping memory cached is a choice made for numfuse alone and not for
-// other libraries in the process that call cudaMallocAsync.
 // Freed blocks of up to kCachedBlock bytes wait on the host for the next
 // request of their size, so that a warm statement's new arrays and
 // temporaries make no CUDA call: the pool's calls take a microsecond each, and
@@ -34,6 +31,9 @@ struct Cache {
   std::size_t bytes = 0;
 };
 
+// numfuse's own pool on each device, rather than the device's default pool, so
+// that keeping memory cached is a choice made for numfuse alone and not for
+// other libraries in the process that call cudaMallocAsync.
 struct Pools {
   std::vector<std::once_flag> created;
   std::vector<cudaMemPool_t> handles;
