@@ -467,9 +467,9 @@ Outcome product(Rng& r, std::ostream& code) {
 // An environment variable set to a value from a hostile list, in a child
 // process (configuration is read once per process).
 Outcome environment(Rng& r, std::ostream& code, const std::string& self) {
-  const std::string var =
-      r.pick<std::string>({"NF_FUSION", "NF_CACHE", "NF_DEVICE", "NF_REDUCE_LIMITS",
-                           "NF_TARGET_ARCH", "NF_CACHE_DIR", "NF_KERNEL_MANIFEST"});
+  const std::string var = r.pick<std::string>({"NF_FUSION", "NF_CACHE", "NF_DEVICE",
+                                               "NF_REDUCE_LIMITS", "NF_TARGET_ARCH", "NF_CACHE_DIR",
+                                               "NF_KERNEL_MANIFEST", "NF_LAUNCH_THREAD"});
   const std::string val = r.pick<std::string>({"",
                                                "on",
                                                "off",
