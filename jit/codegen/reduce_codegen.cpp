@@ -42,6 +42,12 @@ std::string ReduceKernel::text(KernelParams& params) const {
   SourceWriter w;
   w.raw("// numfuse reduction kernel " + name_ + "\n// signature: " + signature_ + "\n");
   walk_.header(*this, w);
+  if (s.shifted) {
+    w.raw(
+        "// Rows do not start on a vector boundary: a row's groups are the whole\n"
+        "// aligned vectors in it, from `head` elements in; the `ends` elements\n"
+        "// before and after them are taken one at a time.\n");
+  }
   w.raw("typedef " + m_.idx() + " nf_idx;\n\n");
   m_.parameters_before(params);
   walk_.parameters(*this, params);
@@ -55,8 +61,14 @@ std::string ReduceKernel::text(KernelParams& params) const {
          std::to_string(walk_.slots(*this) * slot_bytes()) + "];");
   walk_.shared(*this, w);
   w.line(lanes_.thread(s));
-  w.line(s.vec > 1 ? "const nf_idx groups = n / " + std::to_string(s.vec) + ";"
-                   : "const nf_idx groups = n;");
+  const std::string V = std::to_string(s.vec);
+  if (s.shifted) {
+    w.line("const nf_idx groups = (n - " + std::to_string(s.vec - 1) + ") / " + V +
+           ";  // whole in every row, wherever it starts");
+    w.line("const nf_idx ends = n - groups * " + V + ";  // elements of a row outside them");
+  } else {
+    w.line(s.vec > 1 ? "const nf_idx groups = n / " + V + ";" : "const nf_idx groups = n;");
+  }
   walk_.block(*this, w);
   w.close();
   return w.text();
@@ -65,6 +77,7 @@ std::string ReduceKernel::text(KernelParams& params) const {
 void ReduceKernel::outputs(SourceWriter& w) const {
   walk_.prologue(*this, w);
   m_.output_bases(w);
+  m_.row_shift(w);
   m_.per_output_reads(w);
   m_.per_output_values(w, 0);
   walk_.loads(*this, w);
@@ -74,13 +87,14 @@ void ReduceKernel::outputs(SourceWriter& w) const {
 void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
   w.line("// pass " + std::to_string(round));
   m_.first_elements(w, round);
-  ElementPass pass{round, m_.element_closure(round), "", false, {}};
+  ElementPass pass{round, m_.element_closure(round), "", false, {}, ""};
   for (const Term& t : m_.terms()) {
     if (t.round != round) continue;
     w.line(m_.acc_type(t) + " " + t.name + " = " + m_.identity(t) + ";");
     pass.body += m_.accumulate(t) + "\n";
   }
   walk_.element_loop(*this, w, pass);
+  row_ends(w, pass);
   combine(w, round, whole);
 }
 
@@ -136,11 +150,12 @@ std::vector<std::vector<const Term*>> ReduceKernel::meetings(int round) const {
 void ReduceKernel::stores(SourceWriter& w) const {
   const ReduceSpec& s = spec();
   const Step& step = m_.step();
-  ElementPass pass{m_.rounds() + 1, {}, "", true, {}};
+  ElementPass pass{m_.rounds() + 1, {}, "", true, {}, ""};
   for (std::size_t o = 0; o < step.writes.size(); ++o) {
     if (s.writes[o].along == Along::none) continue;
     const int j = int(s.reads.size() + o);
     const std::string value = store_expr(s.writes[o].dtype, m_.name(step.writes[o]));
+    pass.element_stores += m_.element(j, "r") + " = " + value + ";\n";
     if (s.vec > 1) {
       pass.vector_writes.push_back(int(o));
       pass.body += "w_out" + std::to_string(o) + ".v[e] = " + value + ";\n";
@@ -152,6 +167,7 @@ void ReduceKernel::stores(SourceWriter& w) const {
     pass.values = m_.element_closure(pass.stage);
     w.line("// outputs per element");
     walk_.element_loop(*this, w, pass);
+    row_ends(w, pass);
   }
   std::vector<std::string> rows;
   for (std::size_t o = 0; o < step.writes.size(); ++o) {
@@ -178,7 +194,7 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
   if (s.vec > 1) {
     w.line("#pragma unroll");
     w.open("for (int e = 0; e < " + V + "; ++e)");
-    w.line("const nf_idx r = g * " + V + " + e;");
+    w.line("const nf_idx r = " + std::string(s.shifted ? "head + " : "") + "g * " + V + " + e;");
   } else {
     w.line("const nf_idx r = g;");
   }
@@ -187,9 +203,54 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
   if (s.vec > 1) w.close();
   for (int o : pass.vector_writes) {
     const int j = int(s.reads.size()) + o;
-    w.line("*(" + m_.vec_type(s.writes[o].dtype) + "*)(out" + std::to_string(o) + " + " +
-           m_.base(j) + " + g * " + V + ") = w_out" + std::to_string(o) + ";");
+    w.line("*(" + m_.vec_type(s.writes[o].dtype) + "*)(" + m_.group_at(j, "g") + ") = w_out" +
+           std::to_string(o) + ";");
   }
+}
+
+bool ReduceKernel::holds_ends() const {
+  const ReduceSpec& s = spec();
+  return s.shifted && s.per > 0 && s.tr >= 2 * s.vec - 2;
+}
+
+// Where a thread of the block that takes a shifted row's ends (store_guard)
+// holds one of them: loaded with its groups, so that no pass waits for it.
+void ReduceKernel::held_ends(SourceWriter& w) const {
+  if (!holds_ends()) return;
+  const ReduceSpec& s = spec();
+  w.line("// the row's ends, an element a thread, loaded with its groups");
+  w.line("const bool end = " + walk_.store_guard(*this) + " && tr < ends;");
+  w.line("const nf_idx r_end = tr < head ? (nf_idx)tr : tr + groups * " + std::to_string(s.vec) +
+         ";");
+  for (int j : varying_reads(s)) {
+    const std::string T = storage_ctype(s.reads[j].dtype);
+    w.line(T + " x_in" + std::to_string(j) + " = end ? " + m_.element(j, "r_end") + " : (" + T +
+           ")0;");
+  }
+}
+
+// A shifted row's elements outside its whole groups, an element a thread
+// of the block that takes them (store_guard): held (held_ends), or read
+// from memory in each pass. Fewer than two groups' worth.
+void ReduceKernel::row_ends(SourceWriter& w, const ElementPass& pass) const {
+  if (!spec().shifted) return;
+  const std::string TR = std::to_string(spec().tr);
+  const bool held = holds_ends();
+  w.line("// the row's elements before its first whole group and after its last");
+  if (held) {
+    w.open("if (end)");
+    w.line("const nf_idx r = r_end;");
+  } else {
+    w.open("if (" + walk_.store_guard(*this) + ")");
+    w.open("for (nf_idx i = tr; i < ends; i += " + TR + ")");
+    w.line("const nf_idx r = i < head ? i : i + groups * " + std::to_string(spec().vec) + ";");
+  }
+  m_.element_values(
+      w, m_.loose_closure(pass.stage), 0,
+      [&](int j) { return held ? "x_in" + std::to_string(j) : m_.element(j, "r"); }, false);
+  w.lines(pass.stores ? pass.element_stores : pass.body);
+  if (!held) w.close();
+  w.close();
 }
 
 namespace {

@@ -24,6 +24,7 @@ struct ElementPass {
   std::string body;                // statements at element r, one a line
   bool stores = false;             // whether the body writes elements
   std::vector<int> vector_writes;  // writes stored as whole vectors, after each group
+  std::string element_stores;      // the stores of `body`, an element at a time
 };
 
 class ReduceKernel {
@@ -62,6 +63,13 @@ class ReduceKernel {
   // `addressed`: whether some operand is addressed at r.
   void element_body(SourceWriter& w, const ElementPass& pass,
                     const std::function<std::string(int)>& read_at, bool addressed) const;
+  // After a walk's element loop: a shifted row's elements outside its
+  // groups (ReduceSpec::shifted), the pass's values and body at each.
+  void row_ends(SourceWriter& w, const ElementPass& pass) const;
+  // Whether held rows hold a shifted row's ends too (a thread for each),
+  // and the loads that do, after the groups'.
+  bool holds_ends() const;
+  void held_ends(SourceWriter& w) const;
 
  private:
   std::string text(KernelParams& params) const;

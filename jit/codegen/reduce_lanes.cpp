@@ -13,6 +13,9 @@ constexpr int kSplitThreads = 256;  // threads of a block of a split row
 constexpr int kColumnFill = 8;      // blocks of columns a device takes for each of rows
 constexpr int kMinColumnShare = 8;  // elements of a chunk of a column a thread takes, at least
 constexpr int kMaxGathered = 16;    // partial results of a column a thread combines, at most
+// Groups of a shifted row that writes elements, at least: more than a block
+// of kMaxRowThreads holds at the default ReduceLimits::max_held.
+constexpr int kShiftedWritten = kMaxRowThreads * 8;
 
 int pow2_at_least(std::int64_t v) {
   int p = 1;
@@ -23,8 +26,10 @@ int pow2_at_least(std::int64_t v) {
 class Rows final : public ReduceLanes {
  public:
   // 16-byte vector loads where every varying operand lies contiguous along
-  // its rows and every row starts on a vector boundary; then as many
-  // threads a row as take about kGroupsPerThread groups each.
+  // its rows and every row starts on a vector boundary; where rows start
+  // elsewhere but at the same place in a vector for every operand (rows of
+  // odd width), shifted vectors; then as many threads a row as take about
+  // kGroupsPerThread groups each.
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>& offsets) const override {
     const auto operand = [&](std::size_t j) -> const ReduceOperand& {
       return j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
@@ -32,21 +37,38 @@ class Rows final : public ReduceLanes {
     const std::int64_t n = numel(spec.reduced);
     std::size_t widest = 1;
     bool contiguous_rows = true;
+    std::vector<std::size_t> varying;
     for (std::size_t j = 0; j < offsets.size(); ++j) {
       const ReduceOperand& o = operand(j);
       if (o.along == Along::none) continue;
       contiguous_rows = contiguous_rows && o.along == Along::unit;
       widest = std::max(widest, itemsize(o.dtype));
+      varying.push_back(j);
     }
     const std::int64_t width = std::int64_t(16 / widest);
-    bool aligned = contiguous_rows && n % width == 0;
-    for (std::size_t j = 0; j < offsets.size() && aligned; ++j) {
-      const ReduceOperand& o = operand(j);
-      if (o.along == Along::none) continue;
-      aligned = offsets[j] % width == 0;
-      for (std::int64_t k : o.kept) aligned = aligned && k % width == 0;
+    // Whether the varying operands' rows all start at the same place in a
+    // vector: offsets and kept strides that agree modulo the width.
+    bool together = contiguous_rows;
+    for (std::size_t j : varying) {
+      const ReduceOperand &o = operand(j), &first = operand(varying[0]);
+      together = together && (offsets[j] - offsets[varying[0]]) % width == 0;
+      for (std::size_t d = 0; d < o.kept.size(); ++d) {
+        together = together && (o.kept[d] - first.kept[d]) % width == 0;
+      }
     }
-    spec.vec = aligned ? int(width) : 1;
+    bool aligned = together && n % width == 0;
+    if (!varying.empty()) {
+      aligned = aligned && offsets[varying[0]] % width == 0;
+      for (std::int64_t k : operand(varying[0]).kept) aligned = aligned && k % width == 0;
+    }
+    // Shifted where measured faster than scalars on an H100 (bench/RESULTS.md):
+    // rows that are reduced alone, and rows that also write elements where
+    // they are longer than a block holds (shared by a cluster, or split);
+    // not where everything is one output, whose scalar split is at copy
+    // speed already.
+    const std::int64_t least = (writes_elements(spec) ? kShiftedWritten : 2) * width;
+    spec.shifted = together && !aligned && !varying.empty() && !spec.kept.empty() && n >= least;
+    spec.vec = aligned || spec.shifted ? int(width) : 1;
     const std::int64_t groups = groups_of(spec);
     spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
     spec.to = std::max(1, kBlock / spec.tr);

@@ -144,14 +144,15 @@ void ReduceModel::plan_terms() {
 }
 
 std::string ReduceModel::signature() const {
-  std::string sig =
-      std::string("reduce;idx") + (s_.index64 ? "64" : "32") + (s_.columns ? ";columns" : ";rows") +
-      ";tr" + std::to_string(s_.tr) + ";to" + std::to_string(s_.to) + ";per" +
-      std::to_string(s_.per) + ";vec" + std::to_string(s_.vec) + ";kept" +
-      std::to_string(s_.kept.size()) + ";red" + std::to_string(s_.reduced.size()) +
-      (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
-      (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") + (s_.words ? ";words" : "") +
-      (s_.reverse ? ";reverse" : "") + (s_.whole ? ";whole" : "") + ";in";
+  std::string sig = std::string("reduce;idx") + (s_.index64 ? "64" : "32") +
+                    (s_.columns ? ";columns" : ";rows") + ";tr" + std::to_string(s_.tr) + ";to" +
+                    std::to_string(s_.to) + ";per" + std::to_string(s_.per) + ";vec" +
+                    std::to_string(s_.vec) + ";kept" + std::to_string(s_.kept.size()) + ";red" +
+                    std::to_string(s_.reduced.size()) +
+                    (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
+                    (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") +
+                    (s_.words ? ";words" : "") + (s_.shifted ? ";shifted" : "") +
+                    (s_.reverse ? ";reverse" : "") + (s_.whole ? ";whole" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(nf::name(o.dtype)) + "/" + along_name(o.along);
   sig += ";out";
@@ -209,6 +210,23 @@ std::string ReduceModel::within(int j, const std::string& r) const {
 
 std::string ReduceModel::element(int j, const std::string& r) const {
   return operand_name(j) + "[" + base(j) + " + " + within(j, r) + "]";
+}
+
+std::string ReduceModel::group_at(int j, const std::string& g) const {
+  return operand_name(j) + " + " + base(j) + (s_.shifted ? " + head" : "") + " + " + g + " * " +
+         std::to_string(s_.vec);
+}
+
+void ReduceModel::row_shift(SourceWriter& w) const {
+  if (!s_.shifted) return;
+  for (int j = 0; j < operands(); ++j) {
+    if (operand(j).along == Along::none) continue;
+    const std::string a = operand_name(j), V = std::to_string(s_.vec);
+    w.line("// where the row's first whole group starts, the same for every operand");
+    w.line("const nf_idx head = (" + V + " - (nf_idx)(((unsigned long long)(" + a + " + " +
+           base(j) + ") / sizeof(*" + a + ")) % " + V + ")) % " + V + ";");
+    return;
+  }
 }
 
 bool ReduceModel::any_general() const {

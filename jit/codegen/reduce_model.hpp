@@ -83,9 +83,18 @@ class ReduceModel {
   std::string base(int j) const { return s_.kept.empty() ? "0" : "b_" + operand_name(j); }
   std::string within(int j, const std::string& r) const;
   std::string element(int j, const std::string& r) const;
+  // The address of operand j's group g along its row (vec > 1), `head`
+  // elements in where rows are shifted (ReduceSpec::shifted).
+  std::string group_at(int j, const std::string& g) const;
+  // Shifted rows: the line that sets `head`, where the row's first whole
+  // group starts, from the address of the first operand that varies along it.
+  void row_shift(SourceWriter& w) const;
   bool any_general() const;
 
   Closure element_closure(int stage) const;
+  // What stage `stage` computes at an element none of whose values are held
+  // in registers: all of it (a shifted row's ends).
+  Closure loose_closure(int stage) const { return closure_of(stage_targets(stage), 0); }
 
   // A term's monoid (jit/runtime/nf_reduce.h), its accumulator type, its
   // identity and the statement that takes element r in.

@@ -98,6 +98,9 @@ bool is_library_function(const Node& n) {
 }
 
 std::int64_t groups_of(const ReduceSpec& spec) {
+  // A shifted row of n elements holds at least (n - vec + 1) / vec whole
+  // groups wherever it starts: each row takes that many.
+  if (spec.shifted) return (numel(spec.reduced) - spec.vec + 1) / spec.vec;
   return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
 }
 

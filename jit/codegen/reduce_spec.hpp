@@ -48,6 +48,12 @@ struct ReduceSpec {
   int to = 1;   // outputs per block
   int per = 0;  // groups each thread holds in registers; 0: read again for each pass
   int vec = 1;  // elements per group: one vector load where rows are contiguous
+  // Contiguous rows that do not start on a vector boundary (odd widths),
+  // each starting at the same place in a vector for every operand: a row's
+  // groups are the `groups` whole aligned vectors from `head` elements in
+  // (head from the row's address), and the `ends` elements before and after
+  // them are taken one at a time in each pass.
+  bool shifted = false;
   // Outputs of too many elements to hold, too few to fill a device, are
   // split into `chunks` of `chunk` groups each, a block per chunk, and each
   // pass becomes a kernel: blocks write their partial results, and the next

@@ -73,7 +73,8 @@ class ReduceWalk {
   // output (the lanes), and beyond.
   virtual void meet(const ReduceKernel& k, SourceWriter& w, const std::string& value,
                     const std::string& op, const std::string& buffer) const;
-  // Which threads store the values per output (with tr == 0).
+  // Which threads store the values per output (with tr == 0), and take a
+  // shifted row's ends (ReduceKernel::row_ends).
   virtual std::string store_guard(const ReduceKernel& k) const;
 
  protected:

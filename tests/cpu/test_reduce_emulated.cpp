@@ -33,6 +33,8 @@ struct Walk {
   bool shared = false;
   bool words = false;
   bool reverse = false;
+  int vec = 1;
+  bool shifted = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -47,8 +49,8 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per,    step.kernels,
-             step.shared,  step.words,    step.reverse};
+    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared,
+             step.words,   step.reverse,  step.vec, step.shifted};
   }
   return outputs;
 }
@@ -159,6 +161,74 @@ TEST_CASE("emulated: integer, boolean and half-precision reductions", "[emulated
   nf::Array h = nf::astype(nf::randn({16, 96}), nf::f16);
   check_close(emulate({nf::mean(h, 1)})[0], nf::Array(nf::mean(h, 1)), 2e-3);
   check_close(emulate({softmax(h)})[0], nf::Array(softmax(h)), 2e-3);
+}
+
+TEST_CASE("emulated: rows of odd width in shifted vectors", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  nf::jit::ReduceLimits streamed;
+  streamed.max_held = 0;
+  streamed.split_below = 0;
+  nf::jit::ReduceLimits split = streamed;
+  split.split_below = 128;
+  split.chunk_groups = 400;
+  nf::jit::ReduceLimits held;
+  held.max_held = 32;  // a block of 1024 threads holds rows of 32768 groups
+  const std::vector<std::pair<const char*, const nf::jit::ReduceLimits*>> walks = {
+      {"held", &held}, {"streamed", &streamed}, {"split", &split}};
+  // Each row starts at another place in its first group: rows of odd width,
+  // f32 in groups of 4, f16 in groups of 8, f64 in groups of 2. Rows that
+  // are only reduced are shifted from two groups on; rows that write
+  // elements, from 8192 groups on.
+  const std::vector<std::pair<nf::Array, int>> cases = {
+      {nf::randn({6, 1003}) * 2 + 1, 4},
+      {nf::astype(nf::randn({5, 333}) * 2, nf::f16), 8},
+      {nf::randn({7, 101}, nf::f64), 2},
+      {nf::randn({2, 32771}) * 2 + 1, 4},
+      {nf::astype(nf::randn({2, 65541}) * 2, nf::f16), 8},
+  };
+  for (const auto& [name, limits] : walks) {
+    for (const auto& [x, vec] : cases) {
+      INFO(nf::to_string(x.shape()) << " " << nf::name(x.dtype()) << ", " << name);
+      const double tol = x.dtype() == nf::f16 ? 4e-3 : 1e-4;
+      const bool long_rows = x.shape()[1] >= 8192 * vec;
+      // Lanes outside the row take no part: the least and the first
+      // greatest are the row's own.
+      Walk walk;
+      nf::Array ties = nf::floor(x * 2);
+      CHECK(emulate({nf::argmax(ties, 1)}, {}, *limits, &walk)[0].to_vector<std::int64_t>() ==
+            nf::Array(nf::argmax(ties, 1)).to_vector<std::int64_t>());
+      CHECK((walk.shifted && walk.vec == vec));
+      check_close(emulate({nf::min(x, 1)}, {}, *limits)[0], nf::Array(nf::min(x, 1)), 0);
+      check_close(emulate({nf::logsumexp(x, 1)}, {}, *limits)[0], nf::Array(nf::logsumexp(x, 1)),
+                  tol);
+      check_close(emulate({layernorm(x)}, {}, *limits, &walk)[0], nf::Array(layernorm(x)), tol);
+      CHECK(walk.shifted == long_rows);
+      check_close(emulate({softmax(x)}, {}, *limits)[0], nf::Array(softmax(x)), tol);
+      nf::Array in_place = x.copy();
+      emulate({in_place - nf::mean(in_place, 1)}, {in_place}, *limits);
+      check_close(in_place, nf::Array(x - nf::mean(x, 1)), tol);
+    }
+  }
+  // f16 read and f32 written: groups of 4, as wide as the wider allows.
+  nf::Array h = nf::astype(nf::randn({2, 32771}), nf::f16);
+  const nf::Expr wider = nf::astype(h, nf::f32) * 2 - nf::max(h, 1);
+  Walk walk;
+  check_close(emulate({wider}, {}, {}, &walk)[0], nf::Array(wider), 4e-3);
+  CHECK((walk.shifted && walk.vec == 4));
+  // The columns of a view from its fourth on: read into a new array, rows
+  // start at other places in a group than the output's (no vectors); in
+  // place, at the same places (shifted).
+  nf::Array a = nf::randn({2, 32771});
+  nf::Array view = a(nf::all, nf::slice(3, 32771));
+  const nf::Array before = view.copy();
+  const nf::Array first_columns = nf::Array(a(nf::all, nf::slice(0, 3))).copy();
+  check_close(emulate({view - nf::mean(view, 1)}, {}, {}, &walk)[0],
+              nf::Array(before - nf::mean(before, 1)), 1e-4);
+  CHECK((!walk.shifted && walk.vec == 1));
+  emulate({view - nf::mean(view, 1)}, {view}, {}, &walk);
+  CHECK((walk.shifted && walk.vec == 4));
+  check_close(view, nf::Array(before - nf::mean(before, 1)), 1e-4);
+  check_close(nf::Array(a(nf::all, nf::slice(0, 3))), first_columns, 0);  // untouched
 }
 
 TEST_CASE("emulated: an empty reduced axis gives the identities", "[emulated][cpu-backend]") {

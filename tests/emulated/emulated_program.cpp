@@ -103,6 +103,8 @@ class Runner final : public jit::ValueAddresses {
       out.shared = spec->shared;
       out.words = spec->words;
       out.reverse = spec->reverse;
+      out.vec = spec->vec;
+      out.shifted = spec->shifted;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

@@ -28,6 +28,8 @@ struct EmulatedStep {
   bool shared = false;   // reduction steps: held in shared memory, not registers
   bool words = false;    // shared: 1- and 2-byte elements held in 4-byte words
   bool reverse = false;  // split: every other kernel takes its chunks in reverse
+  int vec = 1;           // reduction steps: elements a group, one vector load
+  bool shifted = false;  // rows of vectors that start anywhere in their first group
 };
 
 struct EmulatedRun {

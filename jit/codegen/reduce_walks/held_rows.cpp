@@ -47,8 +47,7 @@ std::string HeldRows::load(const ReduceKernel& k, int j) const {
   const std::string J = std::to_string(j);
   if (k.spec().vec == 1) return "v_in" + J + "[k].v[0] = " + m.element(j, "r") + ";";
   const std::string vt = m.vec_type(k.spec().reads[j].dtype);
-  return "v_in" + J + "[k] = *(const " + vt + "*)(in" + J + " + " + m.base(j) + " + g * " +
-         std::to_string(k.spec().vec) + ");";
+  return "v_in" + J + "[k] = *(const " + vt + "*)(" + m.group_at(j, "g") + ");";
 }
 
 void HeldRows::before_loads(const ReduceKernel&, SourceWriter&) const {}
@@ -78,13 +77,14 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
     w.close();
     after_loads(k, w);
   }
+  k.held_ends(w);
   k.model().kept_declarations(w);
 }
 
 // A pass over the thread's held groups, from registers.
 void HeldRows::element_loop(const ReduceKernel& k, SourceWriter& w, const ElementPass& pass) const {
   // Rows of vectors hold whole vectors (n % vec == 0): a group is in the
-  // row or not.
+  // row or not (a shifted row's ends come after, ReduceKernel::row_ends).
   open_groups(k, w, "live");
   const std::string e = k.model().in_group();
   k.element_body(

@@ -18,9 +18,10 @@ namespace {
 // that work includes library functions on every element (softmax's exp and
 // division), the block prefetches its next rows meanwhile; where it does
 // not (layer norm), prefetching cost more than it saved (bench/RESULTS.md).
-// Each vector is copied whole, so its bytes must be a size cp.async copies.
+// Each vector is copied whole, so its bytes must be a size cp.async copies;
+// the copies take no shift (ReduceSpec::shifted).
 bool prefetches(const ReduceSpec& spec, const ReduceLimits& limits) {
-  if (spec.columns || spec.vec == 1 || limits.prefetch_from <= 0) return false;
+  if (spec.columns || spec.vec == 1 || spec.shifted || limits.prefetch_from <= 0) return false;
   const std::int64_t elements = numel(spec.step->domain);
   const bool heavy = std::any_of(spec.step->nodes.begin(), spec.step->nodes.end(), [&](int i) {
     const Node& n = *spec.program->nodes[i];
@@ -129,8 +130,7 @@ class PrefetchedRows final : public HeldRows {
     for (int j : varying_reads(s)) {
       const std::string J = std::to_string(j);
       w.line("nf_fetch<" + std::to_string(s.vec * itemsize(s.reads[j].dtype)) + ">(&s_in" + J +
-             "[" + slot(k) + "], in" + J + " + " + k.model().base(j) + " + g * " +
-             std::to_string(s.vec) + ");");
+             "[" + slot(k) + "], " + k.model().group_at(j, "g") + ");");
     }
     w.close();
     w.close();

@@ -41,8 +41,8 @@ void StreamedRows::element_loop(const ReduceKernel& k, SourceWriter& w,
       if (!m.is_read(i)) continue;
       const int j = m.read_index(i);
       const std::string vt = m.vec_type(s.reads[j].dtype);
-      w.line("const " + vt + " w_in" + std::to_string(j) + " = *(const " + vt + "*)(in" +
-             std::to_string(j) + " + " + m.base(j) + " + g * " + std::to_string(s.vec) + ");");
+      w.line("const " + vt + " w_in" + std::to_string(j) + " = *(const " + vt + "*)(" +
+             m.group_at(j, "g") + ");");
     }
   }
   k.element_body(
