@@ -155,12 +155,13 @@ void ReduceKernel::stores(SourceWriter& w) const {
     if (s.writes[o].along == Along::none) continue;
     const int j = int(s.reads.size() + o);
     const std::string value = store_expr(s.writes[o].dtype, m_.name(step.writes[o]));
-    pass.element_stores += m_.element(j, "r") + " = " + value + ";\n";
+    const std::string store = m_.element(j, "r") + " = " + value + ";\n";
+    pass.element_stores += store;
     if (s.vec > 1) {
       pass.vector_writes.push_back(int(o));
       pass.body += "w_out" + std::to_string(o) + ".v[e] = " + value + ";\n";
     } else {
-      pass.body += m_.element(j, "r") + " = " + value + ";\n";
+      pass.body += store;
     }
   }
   if (!pass.body.empty()) {
