@@ -130,7 +130,21 @@ bool held_in_words(const ReduceSpec& spec, int j) {
   return spec.words && itemsize(spec.reads[j].dtype) < 4;
 }
 
+// A unit more than the elements take, but where every block's row of read j
+// starts on 16 bytes: its offset, its steps along the reduced dims and the
+// outer kept dims, and a block's outputs, all whole multiples of 16 bytes.
+std::int64_t staged_row_bytes(const ReduceSpec& spec, int j) {
+  const ReduceOperand& read = spec.reads[j];
+  const std::int64_t size = std::int64_t(itemsize(read.dtype)), bytes = spec.to * size;
+  const auto on16 = [&](std::int64_t elements) { return elements * size % 16 == 0; };
+  bool aligned = on16(read.offset) && on16(spec.to);
+  for (std::int64_t step : read.reduced) aligned = aligned && on16(step);
+  for (std::size_t d = 0; d + 1 < read.kept.size(); ++d) aligned = aligned && on16(read.kept[d]);
+  return ((bytes + 15) / 16 + (aligned ? 0 : 1)) * 16;
+}
+
 std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per) {
+  if (spec.staged) return staged_row_bytes(spec, j) * per * spec.tr;
   const std::size_t bytes = held_in_words(spec, j) ? 4 : itemsize(spec.reads[j].dtype);
   return std::int64_t(spec.vec * bytes) * per * spec.tr * spec.to;
 }

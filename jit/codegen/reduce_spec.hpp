@@ -79,6 +79,11 @@ struct ReduceSpec {
   // aligned 4-byte word around it (held_in_words): cp.async copies 4 bytes
   // at the least, and the elements of neighbouring outputs need not share one.
   bool words = false;
+  // Shared columns of 1- and 2-byte reads whose block's outputs lie together
+  // along each row: each row's elements of them are copied in the 16-byte
+  // units that cover them (staged_row_bytes a row): a copy moves 16 bytes
+  // where an element or its word would move 2 or 4.
+  bool staged = false;
   // Held rows whose every thread's groups all lie in the row (groups ==
   // cluster * tr * per): no bounds tests, which cost registers.
   bool whole = false;
@@ -102,6 +107,9 @@ std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per);
 std::int64_t read_bytes(const ReduceSpec& spec);
 // Whether read j is held as a 4-byte word per element (ReduceSpec::words).
 bool held_in_words(const ReduceSpec& spec, int j);
+// Bytes of a staged row of read j (ReduceSpec::staged): the 16-byte units
+// that cover `to` elements wherever its rows start.
+std::int64_t staged_row_bytes(const ReduceSpec& spec, int j);
 
 // Whether an elementwise value comes from a library function (exp, log, a
 // division): work enough to weigh on a kernel.

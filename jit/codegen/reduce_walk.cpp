@@ -89,8 +89,9 @@ void ReduceWalk::shared_reads(const ReduceKernel& k, SourceWriter& w, const std:
   w.line("NF_DYNAMIC_SHARED(" + array + ");");
   std::int64_t offset = 0;
   for (int j : varying_reads(s)) {
-    const std::string vt =
-        held_in_words(s, j) ? "unsigned int" : k.model().vec_type(s.reads[j].dtype);
+    const std::string vt = held_in_words(s, j) ? "unsigned int"
+                           : s.staged          ? "unsigned char"
+                                               : k.model().vec_type(s.reads[j].dtype);
     w.line(vt + "* const s_in" + std::to_string(j) + " = (" + vt + "*)(" + array + " + " +
            std::to_string(offset) + ");");
     offset += held_bytes(s, j, per);

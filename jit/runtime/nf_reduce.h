@@ -428,6 +428,15 @@ NF_HD T nf_from_word(unsigned int word, const T* p) {
   return (T)(word >> (((unsigned int)(unsigned long long)p & 3u) * 8u));
 }
 
+// A staged row of shared columns: the 16-byte units from the one around the
+// element of the block's first output. The thread's element `at`, `lane`
+// outputs on, lies as far into them as that first element's address is past
+// a multiple of 16, and `lane` elements more.
+template <class T>
+NF_HD T nf_staged(const unsigned char* row, const T* at, int lane) {
+  return *(const T*)(row + ((unsigned long long)(at - lane) & 15ull) + lane * sizeof(T));
+}
+
 // A block that loops over several rows copies the next rows' elements into
 // shared memory while it works on the current ones (cp.async, sm_80), so
 // that its SM keeps reading memory through the row's reductions. The test

@@ -32,6 +32,7 @@ struct Walk {
   int kernels = 1;  // more than one: split across blocks
   bool shared = false;
   bool words = false;
+  bool staged = false;
   bool reverse = false;
   int vec = 1;
   bool shifted = false;
@@ -49,8 +50,8 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared,
-             step.words,   step.reverse,  step.vec, step.shifted};
+    *walk = {step.cluster, step.prefetch, step.per,     step.kernels, step.shared,
+             step.words,   step.staged,   step.reverse, step.vec,     step.shifted};
   }
   return outputs;
 }
@@ -392,26 +393,51 @@ TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-bac
     check_close(in_place, nf::Array(a - nf::mean(a, 0)), rel);
   }
   // 2-byte elements: the thread of an even output copies its neighbour's
-  // too, where every pair lies together on 4 bytes; an odd count of outputs,
-  // a view starting at an odd element, 1-byte elements, or 2-byte reads
-  // beside wider ones hold each element in the 4-byte word around it.
+  // too, where every pair lies together on 4 bytes; where each row's pairs
+  // of a block's outputs also start on 16 bytes, and one block holds them,
+  // the rows are staged: copied in the 16-byte units that hold them. An odd
+  // count of outputs, a view starting at an odd element, 1-byte elements,
+  // or 2-byte reads beside wider ones hold each element in the 4-byte word
+  // around it; where a cluster shares such columns, they are staged, each
+  // row's elements of a block's outputs in the units that cover them,
+  // wherever the row starts (rows of a 3-D view too, where blocks do not
+  // cross its innermost kept dim), the last block's part shorter.
   nf::Array h = nf::astype(nf::randn({600, 48}) * 2 + 1, nf::f16);
+  const nf::Array rows_of_88_bytes = nf::astype(nf::randn({600, 44}), nf::f16);
   const nf::Array bytes = nf::astype(nf::abs(nf::randn({500, 37})) * 40, nf::u8);
-  const std::vector<std::pair<nf::Array, bool>> narrow = {
-      {h(nf::all, nf::slice(0, 46)), false},
-      {nf::astype(h(nf::all, nf::slice(0, 45)), nf::bf16), true},
-      {h(nf::all, nf::slice(1, 47)), true},
-      {bytes, true},
-      {bytes(nf::slice(1, 500), nf::slice(2, 37)), true},
+  const nf::Array tall = nf::astype(nf::randn({4001, 42}) * 2 + 1, nf::f16);
+  const nf::Array cube = nf::astype(nf::randn({1500, 2, 80}) * 2 + 1, nf::bf16);
+  const nf::Array tall_bytes = nf::astype(nf::abs(nf::randn({9001, 37})) * 40, nf::u8);
+  enum class How { staged, pairs, words };
+  struct Narrow {
+    nf::Array a;
+    How how;
+    bool cluster;  // whether a cluster's blocks share the columns
   };
-  for (const auto& [a, words] : narrow) {
+  const std::vector<Narrow> narrow = {
+      {h(nf::all, nf::slice(0, 46)), How::staged, false},
+      {rows_of_88_bytes(nf::all, nf::slice(0, 42)), How::pairs, false},
+      {nf::astype(h(nf::all, nf::slice(0, 45)), nf::bf16), How::words, false},
+      {h(nf::all, nf::slice(1, 47)), How::words, false},
+      {bytes, How::words, false},
+      {bytes(nf::slice(1, 500), nf::slice(2, 37)), How::words, false},
+      {tall(nf::all, nf::slice(0, 41)), How::staged, true},
+      {tall(nf::all, nf::slice(1, 42)), How::staged, true},
+      {cube(nf::all, nf::all, nf::slice(3, 67)), How::staged, true},
+      {tall_bytes, How::staged, true},
+      {cube(nf::all, nf::all, nf::slice(1, 46)), How::words, true},
+      {nf::astype(nf::randn({4001, 64}), nf::f16), How::pairs, true},
+  };
+  for (const auto& [a, how, cluster] : narrow) {
     INFO(nf::to_string(a.shape()) << " " << nf::name(a.dtype()) << " at " << a.offset());
     const double rel = nf::itemsize(a.dtype()) == 1 ? 1e-5 : 2e-3;
     Walk walk;
     check_close(emulate({a - nf::mean(a, 0)}, {}, limits, &walk)[0], nf::Array(a - nf::mean(a, 0)),
                 rel);
     CHECK(walk.shared);
-    CHECK(walk.words == words);
+    CHECK((walk.cluster > 1) == cluster);
+    CHECK(walk.staged == (how == How::staged));
+    CHECK(walk.words == (how == How::words));
     check_close(emulate({nf::var(a, 0), a / nf::sum(a, 0)}, {}, limits)[1],
                 nf::Array(a / nf::sum(a, 0)), rel);
   }
@@ -422,6 +448,7 @@ TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-bac
               nf::Array(pairs * wide - nf::mean(pairs * wide, 0)), 1e-5);
   CHECK(walk.shared);
   CHECK(walk.words);
+  CHECK_FALSE(walk.staged);
   // Columns that come back from L2 take blocks of a quarter SM: 32 columns
   // of 700 floats (89.6 KB) are shared by a cluster of two.
   limits.l2_bytes = nf::test::sm90_reduce_limits().l2_bytes;

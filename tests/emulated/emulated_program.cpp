@@ -102,6 +102,7 @@ class Runner final : public jit::ValueAddresses {
       out.per = spec->per;
       out.shared = spec->shared;
       out.words = spec->words;
+      out.staged = spec->staged;
       out.reverse = spec->reverse;
       out.vec = spec->vec;
       out.shifted = spec->shifted;

@@ -6,7 +6,9 @@
 // split reads each element again for its stores. cp.async copies 4 bytes at
 // the least: of 2-byte elements that lie in pairs, the thread of an even
 // output copies its element and its neighbour's; any other 1- or 2-byte
-// element is copied in the aligned word around it. Columns too long for a
+// element is copied in the aligned word around it. Or the block's threads
+// stage its rows together: each row's elements of the block's outputs are
+// copied in the 16-byte units that cover them. Columns too long for a
 // block's share of an SM are shared by the blocks of a cluster (sm_90), each
 // holding a part, which meet through distributed shared memory.
 #include <algorithm>
@@ -30,9 +32,33 @@ bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read) {
 }
 
 // Whether a kernel's copies take pairs: its copied reads have 2-byte
-// elements and none is held in words (then all lie in pairs).
+// elements and none is held in words or staged (then all lie in pairs).
 bool copies_pairs(const ReduceSpec& spec) {
-  return !spec.words && itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
+  return !spec.words && !spec.staged && itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
+}
+
+// Whether staged rows of a block's outputs take no more bytes than its
+// elements: every read's rows start on 16 bytes.
+bool staged_as_pairs(const ReduceSpec& spec) {
+  for (int j : varying_reads(spec)) {
+    if (staged_row_bytes(spec, j) != spec.to * std::int64_t(itemsize(spec.reads[j].dtype))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether a block of `to` outputs may stage its rows (ReduceSpec::staged):
+// every read that varies has 1- or 2-byte elements, contiguous along the
+// outputs, and the block's outputs lie together in each row (one kept dim,
+// or blocks that do not cross the innermost).
+bool stages_rows(const ReduceSpec& spec, int to) {
+  if (spec.kept.size() > 1 && spec.kept.back() % to != 0) return false;
+  for (int j : varying_reads(spec)) {
+    const ReduceOperand& read = spec.reads[j];
+    if (itemsize(read.dtype) > 2 || read.kept.back() != 1) return false;
+  }
+  return true;
 }
 
 constexpr int kThreads = 256;  // threads of a block
@@ -55,13 +81,14 @@ class SharedColumns final : public ReduceWalk {
  public:
   // Columns whose kernel writes elements (a pass after the first reads them
   // again). Reads that all have 2-byte elements lying together in pairs are
-  // copied in pairs; otherwise 1- and 2-byte reads are held in words. A block
-  // takes the most outputs, of those the lanes gave, whose columns fit in
-  // its share of an SM's shared memory beside the meeting's buffers, shared
-  // by the fewest blocks of a cluster that hold them, and no fewer than keep
-  // a warp's copies to kStripBytes along a row. Where that leaves too few
-  // blocks to fill a device (split_below), a split reads the columns from
-  // every SM.
+  // copied in pairs, or staged where each row's pairs start on 16 bytes and
+  // one block holds the columns; otherwise 1- and 2-byte reads are held in
+  // words, or staged where a cluster shares the columns. A block takes the
+  // most outputs, of those the lanes gave, whose columns fit in its share of
+  // an SM's shared memory beside the meeting's buffers, shared by the fewest
+  // blocks of a cluster that hold them, and no fewer than keep a warp's
+  // copies to kStripBytes along a row. Where that leaves too few blocks to
+  // fill a device (split_below), a split reads the columns from every SM.
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
     if (!spec.columns || !writes_elements(spec) || limits.prefetch_max <= 0) return false;
     std::size_t narrowest = 8;
@@ -99,9 +126,14 @@ class SharedColumns final : public ReduceWalk {
                             : s.words ? "// memory, each 1- or 2-byte element in the 4-byte word "
                                         "around it,\n// "
                                       : "// memory, ";
+    const std::string what =
+        s.staged
+            ? "The block's " + std::to_string(s.tr * s.per) +
+                  " rows are copied into shared memory,\n// each row's elements of its "
+                  "outputs in the 16-byte units that cover them,\n// "
+            : "A thread's " + std::to_string(s.per) + " elements are copied into shared\n" + how;
     block_header(k, w,
-                 "A thread's " + std::to_string(s.per) + " elements are copied into shared\n" +
-                     how + "every copy in flight at once, and each pass reads them there.\n" +
+                 what + "every copy in flight at once, and each pass reads them there.\n" +
                      (s.cluster > 1 ? "// A cluster of " + std::to_string(s.cluster) +
                                           " blocks shares the columns, each holding a part;\n"
                                           "// the blocks meet through distributed shared "
@@ -143,12 +175,14 @@ class SharedColumns final : public ReduceWalk {
   // consecutive addresses; each thread reads back what it copied, or, of a
   // pair, what its neighbour did (after a barrier).
   void shared(const ReduceKernel& k, SourceWriter& w) const override {
-    w.line("// the thread's elements, copied once");
+    w.line(k.spec().staged ? "// the block's rows, copied once"
+                           : "// the thread's elements, copied once");
     shared_reads(k, w, "nf_held", k.spec().per);
   }
 
   void loads(const ReduceKernel& k, SourceWriter& w) const override {
     const ReduceSpec& s = k.spec();
+    if (s.staged) return staged_loads(k, w);
     const bool pairs = copies_pairs(s);
     if (pairs) {
       w.line("// the elements of the thread's output and the next start coming into shared");
@@ -181,11 +215,15 @@ class SharedColumns final : public ReduceWalk {
                     const ElementPass& pass) const override {
     const ReduceSpec& s = k.spec();
     open_elements(k, w);
-    // An element held in a word is found by its address's low bits.
+    // An element held in a word is found by its address's low bits, and
+    // one in a staged row by its first element's.
     const auto held = [&](int j) {
-      return held_in_words(s, j)
-                 ? "nf_from_word(" + slot(j) + ", &" + k.model().element(j, "r") + ")"
-                 : slot(j) + ".v[0]";
+      const std::string at = "&" + k.model().element(j, "r");
+      if (s.staged) {
+        return "nf_staged(s_in" + std::to_string(j) + " + (tr + k * " + std::to_string(s.tr) +
+               ") * " + std::to_string(staged_row_bytes(s, j)) + ", " + at + ", lane)";
+      }
+      return held_in_words(s, j) ? "nf_from_word(" + slot(j) + ", " + at + ")" : slot(j) + ".v[0]";
     };
     k.element_body(w, pass, held, pass.stores || s.words);
     w.close();
@@ -206,7 +244,19 @@ class SharedColumns final : public ReduceWalk {
         shared.to = to;
         shared.tr = kThreads / to;
         shared.cluster = cluster;
-        shared.words = words;
+        // Staged rows hold 2 * to + 16 bytes a row of 2-byte columns where
+        // words hold 4 * to: more blocks a cluster's columns on each SM.
+        // Measured on an H100 (bench/RESULTS.md, 2026-11-26), x - mean(x, 0)
+        // of 5793 x 5793 halves went from 2 to 3 blocks an SM and 132 to
+        // 112 us; rows a block holds alone, with blocks enough an SM either
+        // way, were up to 23% slower staged (their edge units read twice).
+        // Pairs staged in as many bytes, their rows on 16 bytes, the other
+        // way round: faster held by one block (x - mean(x, 0) of 512^3
+        // halves, 250 to 225 us), slower shared by a cluster (6141 x 5464
+        // bf16, 99 to 112 us).
+        shared.staged = stages_rows(spec, to) &&
+                        (words ? cluster > 1 : cluster == 1 && staged_as_pairs(shared));
+        shared.words = words && !shared.staged;
         const std::int64_t per = (groups + shared.tr * cluster - 1) / (shared.tr * cluster);
         if (held_bytes(shared, per) > share - kMeetingBytes) continue;
         if ((numel(spec.kept) + to - 1) / to * cluster < limits.split_below) {
@@ -219,6 +269,44 @@ class SharedColumns final : public ReduceWalk {
       }
     }
     return Fit::none;
+  }
+
+  // Each read's rows, the block's part of each, start coming into shared
+  // memory: unit u of the block's row i, from the unit around the element
+  // of its first output, where the unit holds elements of its outputs.
+  static void staged_loads(const ReduceKernel& k, SourceWriter& w) {
+    const ReduceSpec& s = k.spec();
+    const std::string TO = std::to_string(s.to);
+    w.line("// the block's rows start coming into shared memory, all at once");
+    w.line("const int lane = threadIdx.x % " + TO +
+           ";  // outputs before the thread's in the block");
+    w.line("const nf_idx left = rows - (o - lane);");
+    w.line("const nf_idx tile_outputs = left < " + TO + " ? left : " + TO + ";  // live ones");
+    for (int j : varying_reads(s)) {
+      const std::int64_t row_bytes = staged_row_bytes(s, j);
+      const std::string U = std::to_string(row_bytes / 16), J = std::to_string(j);
+      w.open("for (int u = threadIdx.x; u < " + std::to_string(s.tr * s.per) + " * " + U +
+             "; u += " + std::to_string(kThreads) + ")");
+      w.line(std::string("const nf_idx g = ") + (s.cluster > 1 ? "g0 + " : "") + "u / " + U + ";");
+      w.open("if (g < groups)");
+      w.line("const nf_idx r = g;");
+      k.model().reduced_coordinates(w);
+      w.line("const unsigned char* const first = (const unsigned char*)(&" +
+             k.model().element(j, "r") + " - lane);");
+      w.line(
+          "const unsigned char* const unit = (const unsigned char*)((unsigned long long)first & "
+          "~15ull) + u % " +
+          U + " * 16;");
+      w.open("if (unit < first + tile_outputs * (nf_idx)sizeof(*in" + J + "))");
+      w.line("nf_fetch<16>(s_in" + J + " + u / " + U + " * " + std::to_string(row_bytes) +
+             " + u % " + U + " * 16, unit);");
+      w.close();
+      w.close();
+      w.close();
+    }
+    w.line("nf_fetched();  // the thread's copies are in");
+    w.line("__syncthreads();  // and the block's");
+    k.model().kept_declarations(w);
   }
 
   static std::string slot(int j) {
