@@ -1,0 +1,284 @@
+// Probe, not a numfuse kernel: how a block should copy the columns it holds
+// for x - mean(x, 0) of an R x C array. A block takes a tile of W columns
+// and an eighth of the rows (the slice, standing in for a cluster's part;
+// the mean is the slice's, so only the memory traffic is the real one's),
+// copies its elements into shared memory, reduces each column, and writes
+// x - mean. Copies: `words`, the 4-byte word around each element, a thread a
+// column (numfuse's words); `units`, the 16-byte units that cover each row's
+// W elements, staged row by row (numfuse's staged rows); stores an element a
+// thread, or (`st`) a unit at a time where the unit lies in the tile.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_staging bench/probes/columns_staging.cu
+//   /tmp/columns_staging [f16|f32 R C]
+//
+// Figures: bench/RESULTS.md, "Staged rows of 1- and 2-byte columns".
+#include <cuda_fp16.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <type_traits>
+#include <vector>
+
+#define CK(x)                                        \
+  do {                                               \
+    cudaError_t e = (x);                             \
+    if (e != cudaSuccess) {                          \
+      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
+      exit(1);                                       \
+    }                                                \
+  } while (0)
+
+__device__ __forceinline__ void fetch4(void* s, const void* g) {
+  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sa), "l"(g));
+}
+__device__ __forceinline__ void fetch16(void* s, const void* g) {
+  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(g));
+}
+__device__ __forceinline__ void fetched() {
+  asm volatile("cp.async.wait_all;\n" ::);
+}
+
+template <class T>
+__device__ float tof(T v);
+template <>
+__device__ float tof<float>(float v) {
+  return v;
+}
+template <>
+__device__ float tof<__half>(__half v) {
+  return __half2float(v);
+}
+template <class T>
+__device__ T fromf(float v);
+template <>
+__device__ float fromf<float>(float v) {
+  return v;
+}
+template <>
+__device__ __half fromf<__half>(float v) {
+  return __float2half(v);
+}
+
+constexpr int S = 8;  // slices of rows
+
+// Column sums of threads tr (0..TR-1) sharing column o, through smem.
+template <int W>
+__device__ float column_allreduce(float v, float* red) {
+  constexpr int TR = 256 / W;
+  const int o = threadIdx.x % W, tr = threadIdx.x / W;
+  red[tr * W + o] = v;
+  __syncthreads();
+  float s = 0;
+  for (int t = 0; t < TR; ++t) s += red[t * W + o];
+  __syncthreads();
+  return s;
+}
+
+// Words: thread (o, tr) copies the word around each element of its column.
+template <class T, int W>
+__global__ void __launch_bounds__(256) words(T* out, const T* in, int R, int C) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  __shared__ float red[256];
+  constexpr int TR = 256 / W;
+  const int rows = (R + S - 1) / S, r0 = blockIdx.y * rows, r1 = min(R, r0 + rows);
+  const int o = threadIdx.x % W, tr = threadIdx.x / W, c = blockIdx.x * W + o;
+  const bool live = c < C;
+  unsigned* s = (unsigned*)sm;
+  const int per = (rows + TR - 1) / TR;
+  for (int k = 0; k < per; ++k) {
+    const int r = r0 + tr + k * TR;
+    if (live && r < r1) {
+      const T* p = &in[(long)r * C + c];
+      fetch4(&s[k * 256 + threadIdx.x], (const void*)((uintptr_t)p & ~uintptr_t(3)));
+    }
+  }
+  fetched();
+  auto at = [&](int k, int r) {
+    const T* p = &in[(long)r * C + c];
+    const unsigned w = s[k * 256 + threadIdx.x];
+    T v;
+    if (sizeof(T) == 4) {
+      memcpy(&v, &w, 4);
+    } else {
+      const unsigned short h = ((uintptr_t)p & 2) ? (w >> 16) : (w & 0xffff);
+      memcpy(&v, &h, 2);
+    }
+    return tof(v);
+  };
+  float sum = 0;
+  for (int k = 0; k < per; ++k) {
+    const int r = r0 + tr + k * TR;
+    if (live && r < r1) sum += at(k, r);
+  }
+  const float mean = column_allreduce<W>(sum, red) / float(r1 - r0);
+  for (int k = 0; k < per; ++k) {
+    const int r = r0 + tr + k * TR;
+    if (live && r < r1) out[(long)r * C + c] = fromf<T>(at(k, r) - mean);
+  }
+}
+
+// 16-byte units covering each row's W columns, staged row-major; column
+// threads reduce; stores scalar (UNITS false) or by units (UNITS true).
+template <class T, int W, bool UNITS>
+__global__ void __launch_bounds__(256) units(T* out, const T* in, int R, int C) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  __shared__ float red[256];
+  __shared__ float means[W];
+  constexpr int TR = 256 / W;
+  constexpr int U = W * sizeof(T) / 16 + 1;  // units a row, at most
+  constexpr int P = U * 16;                  // bytes a staged row
+  const int rows = (R + S - 1) / S, r0 = blockIdx.y * rows, r1 = min(R, r0 + rows);
+  const int c0 = blockIdx.x * W, wc = min(W, C - c0);
+  const int nrows = r1 - r0;
+  for (int idx = threadIdx.x; idx < nrows * U; idx += 256) {
+    const int i = idx / U, u = idx % U;
+    const uintptr_t g = (uintptr_t)&in[(long)(r0 + i) * C + c0];
+    const uintptr_t a = g & ~uintptr_t(15);
+    const int need = int((g - a) + wc * sizeof(T) + 15) / 16;
+    if (u < need) fetch16(sm + i * P + u * 16, (const void*)(a + u * 16));
+  }
+  fetched();
+  __syncthreads();
+  const int o = threadIdx.x % W, tr = threadIdx.x / W;
+  const bool live = o < wc;
+  auto shift = [&](int i) { return int((uintptr_t)&in[(long)(r0 + i) * C + c0] & 15); };
+  float sum = 0;
+  for (int i = tr; i < nrows; i += TR) {
+    if (live) sum += tof(*(const T*)(sm + i * P + shift(i) + o * sizeof(T)));
+  }
+  const float mean = column_allreduce<W>(sum, red) / float(nrows);
+  if (!UNITS) {
+    for (int i = tr; i < nrows; i += TR) {
+      if (live) {
+        out[(long)(r0 + i) * C + c0 + o] =
+            fromf<T>(tof(*(const T*)(sm + i * P + shift(i) + o * sizeof(T))) - mean);
+      }
+    }
+    return;
+  }
+  if (tr == 0) means[o] = mean;
+  __syncthreads();
+  // Units: each thread its units, the results computed and stored a unit at
+  // a time where the unit lies wholly in the tile, else an element at a time.
+  constexpr int E = 16 / sizeof(T);
+  for (int idx = threadIdx.x; idx < nrows * U; idx += 256) {
+    const int i = idx / U, u = idx % U;
+    const uintptr_t g = (uintptr_t)&in[(long)(r0 + i) * C + c0];
+    const uintptr_t a = g & ~uintptr_t(15);
+    const int sh = int(g - a) / int(sizeof(T));  // elements before column c0
+    const int first = u * E - sh;                // column offset of lane 0
+    if (first >= wc || first + E <= 0) continue;
+    const T* src = (const T*)(sm + i * P + u * 16);
+    T* dst = (T*)((uintptr_t)&out[(long)(r0 + i) * C + c0] - (g - a)) + u * E;
+    if (first >= 0 && first + E <= wc) {
+      alignas(16) T v[E];
+#pragma unroll
+      for (int e = 0; e < E; ++e) v[e] = fromf<T>(tof(src[e]) - means[first + e]);
+      *(uint4*)dst = *(uint4*)v;
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        const int col = first + e;
+        if (col >= 0 && col < wc) dst[e] = fromf<T>(tof(src[e]) - means[col]);
+      }
+    }
+  }
+}
+
+template <class T>
+void run(const char* name, int R, int C) {
+  const size_t n = size_t(R) * C, bytes = n * sizeof(T);
+  T *in, *out;
+  CK(cudaMalloc(&in, bytes));
+  CK(cudaMalloc(&out, bytes));
+  std::vector<T> h(n);
+  for (size_t i = 0; i < n; ++i) h[i] = T(float((i * 2654435761u) % 1000) / 100.f);
+  CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  auto time = [&](auto launch) {
+    for (int i = 0; i < 5; ++i) launch();
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<float> ts;
+    for (int rep = 0; rep < 7; ++rep) {
+      cudaEventRecord(e0);
+      for (int i = 0; i < 20; ++i) launch();
+      cudaEventRecord(e1);
+      cudaEventSynchronize(e1);
+      float ms;
+      cudaEventElapsedTime(&ms, e0, e1);
+      ts.push_back(ms * 1000 / 20);
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts[3];
+  };
+  const float copy = time([&] { cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); });
+  const double copy_gbs = 2.0 * bytes / copy / 1e3;
+  std::vector<T> ref(n), got(n);
+  auto check = [&](auto launch) {
+    launch();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost));
+    double bad = 0;
+    for (size_t i = 0; i < n; ++i)
+      bad = std::max(bad, std::abs(double(float(got[i])) - double(float(ref[i]))));
+    return bad;
+  };
+  auto report = [&](const char* v, auto launch) {
+    const double err = check(launch);
+    const float us = time(launch);
+    printf("%-6s %-10s R=%d C=%d %8.2f us %7.1f GB/s %5.1f%% of copy  maxdiff %.3g\n", name, v, R,
+           C, us, 2.0 * bytes / us / 1e3, 100 * 2.0 * bytes / us / 1e3 / copy_gbs, err);
+  };
+  const int rows = (R + S - 1) / S;
+  {
+    constexpr int W = 32;
+    const size_t sm = size_t((rows + 256 / W - 1) / (256 / W)) * 256 * 4;
+    CK(cudaFuncSetAttribute(words<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
+    auto l = [&] { words<T, W><<<dim3((C + W - 1) / W, S), 256, sm>>>(out, in, R, C); };
+    l();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(ref.data(), out, bytes, cudaMemcpyDeviceToHost));
+    report("words32", l);
+  }
+  auto unit = [&](auto w, auto st, const char* v) {
+    constexpr int W = decltype(w)::value;
+    constexpr bool ST = decltype(st)::value;
+    const size_t sm = size_t(rows) * (W * sizeof(T) / 16 + 1) * 16;
+    CK(cudaFuncSetAttribute(units<T, W, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
+    report(v, [&] { units<T, W, ST><<<dim3((C + W - 1) / W, S), 256, sm>>>(out, in, R, C); });
+  };
+  using F = std::false_type;
+  using Tt = std::true_type;
+  unit(std::integral_constant<int, 32>{}, F{}, "u32");
+  unit(std::integral_constant<int, 32>{}, Tt{}, "u32st");
+  unit(std::integral_constant<int, 64>{}, F{}, "u64");
+  unit(std::integral_constant<int, 64>{}, Tt{}, "u64st");
+  if (sizeof(T) == 2 && rows <= 725) unit(std::integral_constant<int, 128>{}, Tt{}, "u128st");
+  printf("%-6s copy %.2f us %.1f GB/s\n", name, copy, copy_gbs);
+  cudaFree(in);
+  cudaFree(out);
+}
+
+int main(int argc, char** argv) {
+  if (argc == 4) {
+    const int R = atoi(argv[2]), C = atoi(argv[3]);
+    if (argv[1][1] == '1')
+      run<__half>("f16", R, C);
+    else
+      run<float>("f32", R, C);
+    return 0;
+  }
+  run<__half>("f16", 5793, 5793);
+  run<__half>("f16", 5792, 5792);
+  run<__half>("f16", 7294, 4600);
+  run<__half>("f16", 323, 104329);
+  run<float>("f32", 4095, 4095);
+  run<float>("f32", 4096, 4096);
+  run<float>("f32", 255, 65025);
+}
