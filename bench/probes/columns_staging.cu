@@ -7,11 +7,15 @@
 // column (numfuse's words); `units`, the 16-byte units that cover each row's
 // W elements, staged row by row (numfuse's staged rows); stores an element a
 // thread, or (`st`) a unit at a time where the unit lies in the tile.
+// `u32c`: u32 with a tile's eight blocks in a cluster that meets through
+// distributed shared memory for the whole column's mean, as numfuse's
+// shared columns do (not yet run on a GPU).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_staging bench/probes/columns_staging.cu
 //   /tmp/columns_staging [f16|f32 R C]
 //
 // Figures: bench/RESULTS.md, "Staged rows of 1- and 2-byte columns".
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 #include <algorithm>
 #include <cmath>
@@ -122,7 +126,10 @@ __global__ void __launch_bounds__(256) words(T* out, const T* in, int R, int C) 
 
 // 16-byte units covering each row's W columns, staged row-major; column
 // threads reduce; stores scalar (UNITS false) or by units (UNITS true).
-template <class T, int W, bool UNITS>
+// CLUSTER: the S blocks of a tile are a cluster that meets through
+// distributed shared memory, as numfuse's shared columns do, and the mean is
+// the whole column's.
+template <class T, int W, bool UNITS, bool CLUSTER = false>
 __global__ void __launch_bounds__(256) units(T* out, const T* in, int R, int C) {
   extern __shared__ __align__(16) unsigned char sm[];
   __shared__ float red[256];
@@ -149,7 +156,17 @@ __global__ void __launch_bounds__(256) units(T* out, const T* in, int R, int C) 
   for (int i = tr; i < nrows; i += TR) {
     if (live) sum += tof(*(const T*)(sm + i * P + shift(i) + o * sizeof(T)));
   }
-  const float mean = column_allreduce<W>(sum, red) / float(nrows);
+  float mean = column_allreduce<W>(sum, red) / float(nrows);
+  if (CLUSTER) {
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
+    if (tr == 0) means[o] = mean * float(nrows);
+    cluster.sync();
+    float total = 0;
+    for (unsigned b = 0; b < S; ++b) total += cluster.map_shared_rank(means, b)[o];
+    cluster.sync();
+    mean = total / float(R);
+  }
   if (!UNITS) {
     for (int i = tr; i < nrows; i += TR) {
       if (live) {
@@ -260,6 +277,30 @@ void run(const char* name, int R, int C) {
   unit(std::integral_constant<int, 64>{}, F{}, "u64");
   unit(std::integral_constant<int, 64>{}, Tt{}, "u64st");
   if (sizeof(T) == 2 && rows <= 725) unit(std::integral_constant<int, 128>{}, Tt{}, "u128st");
+  // The tile's blocks as a cluster, against the whole column's mean.
+  std::vector<double> mean(C, 0.0);
+  for (long r = 0; r < R; ++r)
+    for (long c = 0; c < C; ++c) mean[c] += float(h[r * C + c]) / R;
+  for (long r = 0; r < R; ++r)
+    for (long c = 0; c < C; ++c) ref[r * C + c] = T(float(float(h[r * C + c]) - mean[c]));
+  {
+    constexpr int W = 32;
+    const size_t sm = size_t(rows) * (W * sizeof(T) / 16 + 1) * 16;
+    const auto kernel = units<T, W, false, true>;
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((C + W - 1) / W, S);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = sm;
+    cudaLaunchAttribute cluster;
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = S;
+    cluster.val.clusterDim.z = 1;
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+    report("u32c", [&] { cudaLaunchKernelEx(&cfg, kernel, out, (const T*)in, R, C); });
+  }
   printf("%-6s copy %.2f us %.1f GB/s\n", name, copy, copy_gbs);
   cudaFree(in);
   cudaFree(out);
