@@ -11,42 +11,13 @@
 //   /tmp/columns_flat
 //
 // Figures: bench/RESULTS.md, "Staged rows of 1- and 2-byte columns".
-#include <cuda_fp16.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <vector>
 
-#define CK(x)                                        \
-  do {                                               \
-    cudaError_t e = (x);                             \
-    if (e != cudaSuccess) {                          \
-      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
-      exit(1);                                       \
-    }                                                \
-  } while (0)
-
-template <class T>
-__device__ __forceinline__ float tof(T v);
-template <>
-__device__ __forceinline__ float tof<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ float tof<__half>(__half v) {
-  return __half2float(v);
-}
-template <class T>
-__device__ __forceinline__ T fromf(float v);
-template <>
-__device__ __forceinline__ float fromf<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half fromf<__half>(float v) {
-  return __float2half(v);
-}
+#include "probe_util.cuh"
 
 template <class T>
 struct alignas(16) Vec {
@@ -148,8 +119,7 @@ void run(const char* name, long R, long C) {
   CK(cudaMalloc(&y, bytes));
   CK(cudaMalloc(&W, sizeof(float) * s.L * s.chunks));
   CK(cudaMalloc(&mean, sizeof(float) * C));
-  std::vector<T> h(n);
-  for (size_t i = 0; i < n; ++i) h[i] = T(float((i * 2654435761u) % 1000) / 100.f);
+  const std::vector<T> h = test_data<T>(n);
   CK(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
   auto all = [&] {
     partials<T><<<dim3(bx, s.chunks), 256>>>(x, W, s);
@@ -157,26 +127,7 @@ void run(const char* name, long R, long C) {
     back<T><<<dim3(bx, s.chunks), 256>>>(x, mean, y, s);
   };
   auto sums = [&] { partials<T><<<dim3(bx, s.chunks), 256>>>(x, W, s); };
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  auto time = [&](auto f) {
-    for (int i = 0; i < 5; ++i) f();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<float> ts;
-    for (int rep = 0; rep < 7; ++rep) {
-      cudaEventRecord(e0);
-      for (int i = 0; i < 20; ++i) f();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      ts.push_back(ms * 1000 / 20);
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[3];
-  };
+  const auto time = [](auto launch) { return median_us(launch); };
   const float copy = time([&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
   const double copy_gbs = 2.0 * bytes / copy / 1e3;
   all();

@@ -16,7 +16,6 @@
 //
 // Figures: bench/RESULTS.md, "Staged rows of 1- and 2-byte columns".
 #include <cooperative_groups.h>
-#include <cuda_fp16.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,14 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#define CK(x)                                        \
-  do {                                               \
-    cudaError_t e = (x);                             \
-    if (e != cudaSuccess) {                          \
-      printf("%s: %s\n", #x, cudaGetErrorString(e)); \
-      exit(1);                                       \
-    }                                                \
-  } while (0)
+#include "probe_util.cuh"
 
 __device__ __forceinline__ void fetch4(void* s, const void* g) {
   unsigned sa = (unsigned)__cvta_generic_to_shared(s);
@@ -43,27 +35,6 @@ __device__ __forceinline__ void fetch16(void* s, const void* g) {
 }
 __device__ __forceinline__ void fetched() {
   asm volatile("cp.async.wait_all;\n" ::);
-}
-
-template <class T>
-__device__ float tof(T v);
-template <>
-__device__ float tof<float>(float v) {
-  return v;
-}
-template <>
-__device__ float tof<__half>(__half v) {
-  return __half2float(v);
-}
-template <class T>
-__device__ T fromf(float v);
-template <>
-__device__ float fromf<float>(float v) {
-  return v;
-}
-template <>
-__device__ __half fromf<__half>(float v) {
-  return __float2half(v);
 }
 
 constexpr int S = 8;  // slices of rows
@@ -211,29 +182,9 @@ void run(const char* name, int R, int C) {
   T *in, *out;
   CK(cudaMalloc(&in, bytes));
   CK(cudaMalloc(&out, bytes));
-  std::vector<T> h(n);
-  for (size_t i = 0; i < n; ++i) h[i] = T(float((i * 2654435761u) % 1000) / 100.f);
+  const std::vector<T> h = test_data<T>(n);
   CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  auto time = [&](auto launch) {
-    for (int i = 0; i < 5; ++i) launch();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<float> ts;
-    for (int rep = 0; rep < 7; ++rep) {
-      cudaEventRecord(e0);
-      for (int i = 0; i < 20; ++i) launch();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms;
-      cudaEventElapsedTime(&ms, e0, e1);
-      ts.push_back(ms * 1000 / 20);
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[3];
-  };
+  const auto time = [](auto launch) { return median_us(launch); };
   const float copy = time([&] { cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); });
   const double copy_gbs = 2.0 * bytes / copy / 1e3;
   std::vector<T> ref(n), got(n);
