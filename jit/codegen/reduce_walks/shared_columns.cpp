@@ -37,9 +37,9 @@ bool copies_pairs(const ReduceSpec& spec) {
   return !spec.words && !spec.staged && itemsize(spec.reads[varying_reads(spec)[0]].dtype) == 2;
 }
 
-// Whether staged rows of a block's outputs take no more bytes than its
-// elements: every read's rows start on 16 bytes.
-bool staged_as_pairs(const ReduceSpec& spec) {
+// Whether every read's rows of a block's outputs start on 16 bytes: staged,
+// they take no more bytes than their elements (a unit fewer).
+bool rows_start_on_16_bytes(const ReduceSpec& spec) {
   for (int j : varying_reads(spec)) {
     if (staged_row_bytes(spec, j) != spec.to * std::int64_t(itemsize(spec.reads[j].dtype))) {
       return false;
@@ -255,7 +255,7 @@ class SharedColumns final : public ReduceWalk {
         // halves, 250 to 225 us), slower shared by a cluster (6141 x 5464
         // bf16, 99 to 112 us).
         shared.staged = stages_rows(spec, to) &&
-                        (words ? cluster > 1 : cluster == 1 && staged_as_pairs(shared));
+                        (words ? cluster > 1 : cluster == 1 && rows_start_on_16_bytes(shared));
         shared.words = words && !shared.staged;
         const std::int64_t per = (groups + shared.tr * cluster - 1) / (shared.tr * cluster);
         if (held_bytes(shared, per) > share - kMeetingBytes) continue;
