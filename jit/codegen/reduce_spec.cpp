@@ -117,6 +117,12 @@ std::vector<int> varying_reads(const ReduceSpec& spec) {
   return reads;
 }
 
+std::size_t narrowest_read(const ReduceSpec& spec) {
+  std::size_t narrowest = 8;
+  for (int j : varying_reads(spec)) narrowest = std::min(narrowest, itemsize(spec.reads[j].dtype));
+  return narrowest;
+}
+
 std::int64_t read_bytes(const ReduceSpec& spec) {
   std::int64_t bytes = 0;
   for (const ReduceOperand& r : spec.reads) {

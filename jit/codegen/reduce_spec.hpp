@@ -99,6 +99,9 @@ std::int64_t groups_of(const ReduceSpec& spec);
 bool writes_elements(const ReduceSpec& spec);
 // The reads that vary along the reduced dims, by index among spec.reads.
 std::vector<int> varying_reads(const ReduceSpec& spec);
+// The size of the smallest elements of the reads that vary along the
+// reduced dims (8 where none does).
+std::size_t narrowest_read(const ReduceSpec& spec);
 // Bytes of `per` groups of each of a block's threads of read j, and of every
 // read that varies along the reduced dims.
 std::int64_t held_bytes(const ReduceSpec& spec, int j, std::int64_t per);

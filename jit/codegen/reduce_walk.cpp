@@ -8,6 +8,13 @@
 
 namespace nf::jit {
 
+// x - mean(x, (0, 2)) of (323, 323, 323) halves: 112 us in one kernel, 95
+// in two; of (64, 64, 64, 64) floats over (0, 3), 63 us in one, 87 in two
+// (H100, bench/RESULTS.md, 2026-11-27).
+bool ReduceWalk::stores_apart(const ReduceSpec& spec) const {
+  return !spec.columns && spec.reduced.size() > 1 && spec.vec == 1 && narrowest_read(spec) < 4;
+}
+
 int ReduceWalk::stages(const ReduceModel&) const {
   return 0;
 }

@@ -38,6 +38,12 @@ class ReduceWalk {
   // per, chunks and chunk, cluster, prefetch, whole). A walk that does not
   // apply leaves `spec` as it was.
   virtual bool applies(ReduceSpec& spec, const ReduceLimits& limits) const = 0;
+  // Whether a step it took that writes elements (a reduction broadcast
+  // back) runs faster cut in two (kernel_schedule, step_kernels.hpp): the
+  // reductions alone, written to memory, then an elementwise kernel that
+  // reads them back. By default, rows of 1- and 2-byte elements over
+  // several reduced dims, read an element at a time.
+  virtual bool stores_apart(const ReduceSpec& spec) const;
 
   // The kernels of a step: 0 for one kernel that makes every pass and the
   // stores; n for one kernel per stage, 1 to n.

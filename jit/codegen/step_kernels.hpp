@@ -49,6 +49,16 @@ class StepKernels {
   std::vector<GeneratedKernel> kernels_;
 };
 
+// The schedule of `p` writing `outputs` for a GPU whose reductions walk as
+// `limits` say: make_schedule's, planned again, where a reduction step
+// broadcast back would run faster cut in two (ReduceWalk::stores_apart),
+// with its reductions in memory (ScheduleOptions::apart): a kernel for the
+// reductions, and an elementwise one that reads them back. Both backends
+// plan so, the CPU's for nf::target_arch(), so that they round the same
+// intermediates.
+Schedule kernel_schedule(const Program& p, const std::vector<Array>& outputs,
+                         ScheduleOptions options, const ReduceLimits& limits);
+
 // The kernels a GPU of `arch` launches for schedule `s` of `p` writing
 // `outputs`, in launch order, with their sources: what nf::plan shows, and
 // what the CPU backend records in the kernel manifest.

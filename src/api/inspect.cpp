@@ -51,7 +51,8 @@ Plan plan(const std::vector<Expr>& roots) {
     impl->outputs.push_back(planned_array(e.dtype(), e.shape()));
   }
   impl->program = make_program(nodes);
-  impl->schedule = make_schedule(impl->program, default_schedule_options());
+  impl->schedule = jit::kernel_schedule(impl->program, impl->outputs, default_schedule_options(),
+                                        jit::reduce_limits_for(target_arch()));
   for (jit::GeneratedKernel& k :
        jit::plan_kernels(impl->program, impl->schedule, impl->outputs, target_arch())) {
     impl->sources.push_back(std::move(k.source));

@@ -55,7 +55,7 @@ std::shared_ptr<const CachedPlan> cached_plan(const Backend& backend, const Prog
   // Two threads missing at once both plan; the kernel table still compiles
   // each kernel once, and either plan is right.
   auto plan = std::make_shared<CachedPlan>();
-  plan->schedule = make_schedule(p, options);
+  plan->schedule = backend.schedule(p, outputs, options);
   plan->prepared = backend.prepare(p, plan->schedule, outputs);
   return remember_plan(std::move(key), std::move(plan));
 }

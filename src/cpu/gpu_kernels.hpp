@@ -10,6 +10,12 @@
 
 namespace nf::cpu {
 
+// The schedule a GPU of nf::target_arch() runs for `p` writing `outputs`
+// (jit::kernel_schedule): the CPU runs it too, so that both backends round
+// the same intermediates.
+Schedule gpu_schedule(const Program& p, std::span<const Array> outputs,
+                      const ScheduleOptions& options);
+
 // Records the kernels of schedule `s` of `p` writing `outputs` for
 // nf::target_arch().
 void record_gpu_kernels(const Program& p, const Schedule& s, std::span<const Array> outputs);

@@ -141,6 +141,10 @@ class HostPlan final : public Prepared {};
 
 class CpuBackend final : public Backend {
  public:
+  Schedule schedule(const Program& p, std::span<const Array> outputs,
+                    const ScheduleOptions& options) const override {
+    return gpu_schedule(p, outputs, options);
+  }
   std::shared_ptr<const Prepared> prepare(const Program& p, const Schedule& s,
                                           std::span<const Array> outputs) const override {
     if (jit::manifest_on()) record_gpu_kernels(p, s, outputs);

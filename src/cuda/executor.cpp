@@ -224,6 +224,12 @@ class Runner final : public jit::ValueAddresses {
 
 class CudaBackend final : public Backend {
  public:
+  Schedule schedule(const Program& p, std::span<const Array> outputs,
+                    const ScheduleOptions& options) const override {
+    const std::vector<Array> outs(outputs.begin(), outputs.end());
+    return jit::kernel_schedule(p, outs, options,
+                                jit::reduce_limits_for(walk_arch(outputs[0].device().index)));
+  }
   // Null where a product has no GPU plan (cuda/blas.hpp says which).
   std::shared_ptr<const Prepared> prepare(const Program& p, const Schedule& s,
                                           std::span<const Array> outputs) const override {

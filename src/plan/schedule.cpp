@@ -173,6 +173,7 @@ class Planner {
       }
       if (!o_.fuse && k != OpKind::constant) mem_[i] = true;
     }
+    for (int r : o_.apart) keep_in_memory(r);
     // A generator indexes itself by its own shape, so it runs over its own
     // domain; a consumer over a larger domain reads it from memory.
     for (int i = 0; i < n; ++i) {

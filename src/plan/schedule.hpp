@@ -41,6 +41,11 @@ struct ScheduleOptions {
   bool fuse = true;       // false: every op its own kernel (NF_FUSION=off)
   int max_nodes = 256;    // a fused kernel's op count before it is split
   int max_operands = 48;  // arrays one kernel reads and writes
+  // Reduction nodes written to memory and read back by the kernels that
+  // broadcast them, rather than computed in the same kernel: where a
+  // backend's walk of the reduction with its broadcast back runs slower than
+  // a reduction and an elementwise kernel (jit::kernel_schedule).
+  std::vector<int> apart;
 };
 
 // Refers to the nodes of the program it was made for by index, so it serves

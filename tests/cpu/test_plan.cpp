@@ -1,6 +1,7 @@
 // The planner merges equal subexpressions and orders work inputs-first.
 #include <catch2/catch.hpp>
 
+#include <numfuse/jit.hpp>
 #include <numfuse/numfuse.hpp>
 
 #include "../on_device.hpp"
@@ -8,6 +9,7 @@
 #include "api/plan_cache.hpp"
 #include "graph/build.hpp"
 #include "graph/op_table.hpp"
+#include "plan/memory_layout.hpp"
 #include "plan/program.hpp"
 #include "plan/schedule.hpp"
 #include "plan/statement_key.hpp"
@@ -229,6 +231,54 @@ TEST_CASE("a statement that has run is served from the plan cache, on every back
   REQUIRE(plan != nullptr);
   CHECK(plan->prepared != nullptr);
   CHECK(plan->schedule.steps.size() == 1);
+}
+
+TEST_CASE("a reduction broadcast back is cut in two where its walk runs slower so", "[plan]") {
+  const std::string saved = nf::target_arch();
+  nf::set_target_arch("sm_90");
+  // Steps of x - mean(x, axes), x an array of `t` and `shape` planned for sm_90.
+  const auto steps = [](nf::DType t, const nf::Shape& shape, nf::Axes axes) {
+    const nf::Expr x = nf::planned_array(t, shape);
+    const std::string plan = nf::plan({x - nf::mean(x, axes)}).to_string();
+    int n = 0;
+    for (std::size_t at = plan.find("step "); at != std::string::npos;
+         at = plan.find("step ", at + 1))
+      ++n;
+    return n;
+  };
+  // Columns a cluster shares, split columns, rows over two reduced dims of halves.
+  CHECK(steps(nf::f16, {5793, 5793}, 0) == 2);
+  CHECK(steps(nf::f32, {4095, 4095}, 0) == 2);
+  CHECK(steps(nf::f16, {323, 323, 323}, {0, 1}) == 2);
+  CHECK(steps(nf::f16, {323, 323, 323}, {0, 2}) == 2);
+  // Floats whose rows start on 16 bytes, held rows, rows of floats over two
+  // reduced dims, and a reduction too small to gain from a kernel more.
+  CHECK(steps(nf::f32, {4096, 4096}, 0) == 1);
+  CHECK(steps(nf::f16, {5793, 5793}, 1) == 1);
+  CHECK(steps(nf::f32, {64, 64, 64, 64}, {0, 3}) == 1);
+  CHECK(steps(nf::f16, {512, 512}, 0) == 1);
+  nf::set_target_arch(saved);
+
+  // Run so: the reduction step writes the means, the fused one reads them.
+  nf::seed(11);
+  const nf::Array x = nf::randn({4100, 1100}, nf::f16);
+  const nf::Array y = x - nf::mean(x, 0);
+  const nf::Program p = nf::make_program({(x - nf::mean(x, 0)).node()});
+  const std::vector<nf::Array> out{y};
+  const auto plan = nf::find_plan(nf::statement_key(p, out, nf::default_schedule_options()));
+  REQUIRE(plan != nullptr);
+  REQUIRE(plan->schedule.steps.size() == 2);
+  CHECK(plan->schedule.steps[0].kind == nf::StepKind::reduction);
+  CHECK(plan->schedule.steps[1].kind == nf::StepKind::fused);
+  const std::vector<double> xs = x.to_vector<double>(), ys = y.to_vector<double>();
+  std::vector<double> mean(1100, 0.0);
+  for (std::size_t i = 0; i < xs.size(); ++i) mean[i % 1100] += xs[i] / 4100;
+  double worst = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double want = xs[i] - mean[i % 1100];
+    worst = std::max(worst, std::abs(ys[i] - want) / (std::abs(want) * 1e-3 + 1e-4));
+  }
+  CHECK(worst <= 1.0);
 }
 
 TEST_CASE("nodes that differ in any one attribute are different nodes", "[host][plan]") {

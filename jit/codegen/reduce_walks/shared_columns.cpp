@@ -111,6 +111,15 @@ class SharedColumns final : public ReduceWalk {
     return false;
   }
 
+  // Columns a cluster shares wait for its meeting with their copies held:
+  // x - mean(x, 0) of (5793, 5793) halves ran 112 us in one kernel, 81 in
+  // two; of (7485, 2241) floats, 113 against 78. Floats whose rows start on
+  // 16 bytes stay: (4096, 4096), 56 against 75 us (H100, bench/RESULTS.md,
+  // 2026-11-27).
+  bool stores_apart(const ReduceSpec& spec) const override {
+    return spec.cluster > 1 && !(narrowest_read(spec) >= 4 && rows_start_on_16_bytes(spec));
+  }
+
   void launch(const ReduceKernel& k, GeneratedKernel& out) const override {
     ReduceWalk::launch(k, out);
     out.shared_bytes = std::size_t(held_bytes(k.spec(), k.spec().per));

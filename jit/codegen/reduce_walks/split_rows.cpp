@@ -34,6 +34,19 @@ class SplitRows final : public StreamedRows {
     return true;
   }
 
+  // The last kernel reads the elements again for its stores, in the
+  // reduction's order: an elementwise kernel reads them faster where they
+  // lie across columns, over several reduced dims, or in rows of 1- and
+  // 2-byte elements read one at a time. x - mean(x, (0, 1)) of (323, 323,
+  // 323) halves ran 145 us split, 82 as a reduction and an elementwise
+  // kernel; over axis 0 of (4194304, 8) halves, 91 against 78; over every
+  // axis of (5793, 5793) halves, 83 against 78. Rows of vectors stay: over
+  // axis 1 of (8, 4194304) halves, 69 against 72 us (H100,
+  // bench/RESULTS.md, 2026-11-27).
+  bool stores_apart(const ReduceSpec& spec) const override {
+    return spec.columns || spec.reduced.size() > 1 || (spec.vec == 1 && narrowest_read(spec) < 4);
+  }
+
   // A kernel per pass, then one for the stores.
   int stages(const ReduceModel& m) const override { return m.rounds() + 1; }
 
