@@ -8,7 +8,7 @@
 // the first read come back from L2.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_flat bench/probes/columns_flat.cu
-//   /tmp/columns_flat
+//   /tmp/columns_flat [f16|f32 R C]
 //
 // Figures: bench/RESULTS.md, "Staged rows of 1- and 2-byte columns".
 #include <algorithm>
@@ -155,14 +155,19 @@ void run(const char* name, long R, long C) {
   cudaFree(mean);
 }
 
-int main() {
-  run<__half>("f16", 5793, 5793);
-  run<__half>("f16", 7294, 4600);
-  run<__half>("f16", 323, 104329);
-  run<__half>("f16", 104329, 323);
-  run<__half>("f16", 3580, 2343);
-  run<float>("f32", 4095, 4095);
-  run<float>("f32", 4096, 4096);
-  run<float>("f32", 255, 65025);
-  run<float>("f32", 65025, 255);
+int main(int argc, char** argv) {
+  return probe_main(
+      argc, argv,
+      {
+          {true, 5793, 5793},
+          {true, 7294, 4600},
+          {true, 323, 104329},
+          {true, 104329, 323},
+          {true, 3580, 2343},
+          {false, 4095, 4095},
+          {false, 4096, 4096},
+          {false, 255, 65025},
+          {false, 65025, 255},
+      },
+      [](bool half, int R, int C) { half ? run<__half>("f16", R, C) : run<float>("f32", R, C); });
 }

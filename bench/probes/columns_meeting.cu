@@ -20,13 +20,6 @@
 
 #include "probe_util.cuh"
 
-__device__ __forceinline__ void fetch16(void* s, const void* g) {
-  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(g));
-}
-__device__ __forceinline__ void fetched() {
-  asm volatile("cp.async.wait_all;\n" ::);
-}
 __device__ __forceinline__ unsigned acquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
@@ -157,18 +150,15 @@ void run(const char* name, int R, int C) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 4) {
-    const int R = atoi(argv[2]), C = atoi(argv[3]);
-    if (argv[1][1] == '1')
-      run<__half>("f16", R, C);
-    else
-      run<float>("f32", R, C);
-    return 0;
-  }
-  run<__half>("f16", 5792, 5792);
-  run<__half>("f16", 5793, 5793);
-  run<__half>("f16", 7294, 4600);
-  run<__half>("f16", 323, 104329);
-  run<float>("f32", 4096, 4096);
-  run<float>("f32", 4095, 4095);
+  return probe_main(
+      argc, argv,
+      {
+          {true, 5792, 5792},
+          {true, 5793, 5793},
+          {true, 7294, 4600},
+          {true, 323, 104329},
+          {false, 4096, 4096},
+          {false, 4095, 4095},
+      },
+      [](bool half, int R, int C) { half ? run<__half>("f16", R, C) : run<float>("f32", R, C); });
 }

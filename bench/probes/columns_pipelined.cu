@@ -20,18 +20,6 @@
 
 namespace cg = cooperative_groups;
 
-__device__ __forceinline__ void fetch16(void* s, const void* g) {
-  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(g));
-}
-__device__ __forceinline__ void commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-// Waits until at most one group of copies (the next strip's) is in flight.
-__device__ __forceinline__ void all_but_last_arrived() {
-  asm volatile("cp.async.wait_group 1;\n" ::);
-}
-
 template <class T, int W, int S>
 __global__ void __launch_bounds__(256) pipelined(T* out, const T* in, int R, int C) {
   extern __shared__ __align__(16) unsigned char sm[];
@@ -71,7 +59,7 @@ __global__ void __launch_bounds__(256) pipelined(T* out, const T* in, int R, int
     } else {
       commit();
     }
-    all_but_last_arrived();
+    all_but_last_arrived<1>();  // this strip's copies are in; the next strip's may not be
     __syncthreads();
     const int c0 = s * W, wc = min(W, C - c0);
     const bool live = o < wc;
@@ -187,18 +175,15 @@ void run(const char* name, int R, int C) {
 }
 
 int main(int argc, char** argv) {
-  if (argc == 4) {
-    const int R = atoi(argv[2]), C = atoi(argv[3]);
-    if (argv[1][1] == '1')
-      run<__half>("f16", R, C);
-    else
-      run<float>("f32", R, C);
-    return 0;
-  }
-  run<__half>("f16", 5792, 5792);
-  run<__half>("f16", 5793, 5793);
-  run<__half>("f16", 7294, 4600);
-  run<__half>("f16", 323, 104329);
-  run<float>("f32", 4096, 4096);
-  run<float>("f32", 4095, 4095);
+  return probe_main(
+      argc, argv,
+      {
+          {true, 5792, 5792},
+          {true, 5793, 5793},
+          {true, 7294, 4600},
+          {true, 323, 104329},
+          {false, 4096, 4096},
+          {false, 4095, 4095},
+      },
+      [](bool half, int R, int C) { half ? run<__half>("f16", R, C) : run<float>("f32", R, C); });
 }

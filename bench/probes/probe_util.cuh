@@ -1,6 +1,6 @@
 // What the probes of bench/probes share: a check on CUDA calls, conversions
-// of 2- and 4-byte elements to float and back, test data, and the median
-// time of a launch.
+// of 2- and 4-byte elements to float and back, cp.async copies, test data,
+// the median time of a launch, and a main() over shapes.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <vector>
 
 #define CK(x)                                        \
@@ -32,6 +33,27 @@ __device__ __forceinline__ T fromf(float v) {
   } else {
     return __float2half(v);
   }
+}
+
+// cp.async (sm_80 on): copies of 4 and 16 bytes into shared memory, a group
+// of them committed, and waits for all copies or all groups but the last N.
+__device__ __forceinline__ void fetch4(void* s, const void* g) {
+  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sa), "l"(g));
+}
+__device__ __forceinline__ void fetch16(void* s, const void* g) {
+  unsigned sa = (unsigned)__cvta_generic_to_shared(s);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sa), "l"(g));
+}
+__device__ __forceinline__ void commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+__device__ __forceinline__ void fetched() {
+  asm volatile("cp.async.wait_all;\n" ::);
+}
+template <int N>
+__device__ __forceinline__ void all_but_last_arrived() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // n elements of 0.00 to 9.99, scattered by a multiplicative hash.
@@ -66,4 +88,22 @@ float median_us(Launch launch) {
   cudaEventDestroy(e1);
   std::sort(ts.begin(), ts.end());
   return ts[3];
+}
+
+// An R x C array of halves or floats a probe runs on.
+struct ProbeShape {
+  bool half;
+  int R, C;
+};
+
+// main() of a probe: `run(half, R, C)` on the shape its command line names
+// ("f16|f32 R C"), or else on each of `shapes`.
+template <class Run>
+int probe_main(int argc, char** argv, std::initializer_list<ProbeShape> shapes, Run run) {
+  if (argc == 4) {
+    run(argv[1][1] == '1', atoi(argv[2]), atoi(argv[3]));
+    return 0;
+  }
+  for (const ProbeShape& s : shapes) run(s.half, s.R, s.C);
+  return 0;
 }
