@@ -90,17 +90,7 @@ __global__ void __launch_bounds__(256)
 
 template <class T>
 void run(const char* name, int R, int C) {
-  const size_t n = size_t(R) * C, bytes = n * sizeof(T);
-  T *in, *out;
-  CK(cudaMalloc(&in, bytes));
-  CK(cudaMalloc(&out, bytes));
-  const std::vector<T> h = test_data<T>(n);
-  CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
-  const float copy = median_us([&] { cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); });
-  std::vector<double> mean(C, 0.0);
-  for (long r = 0; r < R; ++r)
-    for (long c = 0; c < C; ++c) mean[c] += float(h[r * C + c]) / R;
-  std::vector<T> got(n);
+  ColumnsCase<T> x(R, C);
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   auto variant = [&](auto w, int S) {
@@ -121,22 +111,16 @@ void run(const char* name, int R, int C) {
     unsigned launches = 0;
     auto launch = [&] {
       ++launches;
-      void* args[] = {&out, &in, (void*)&R, (void*)&C, &S, &partials, &arrived, &launches};
+      void* args[] = {&x.out, &x.in, (void*)&R, (void*)&C, &S, &partials, &arrived, &launches};
       CK(cudaLaunchCooperativeKernel((const void*)kernel, blocks, 256, args, sm));
     };
     launch();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost));
-    double bad = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double want = float(T(float(float(h[i]) - mean[i % C])));
-      bad = std::max(bad, std::abs(double(float(got[i])) - want));
-    }
+    const double bad = x.max_error();
     const float us = median_us(launch);
     printf(
         "%-4s R=%-6d C=%-6d W=%-3d S=%-3d %3d KB a block, %d an SM, %5d blocks %8.2f us "
         "%5.1f%% of copy  maxdiff %.3g\n",
-        name, R, C, W, S, int(sm / 1024), per_sm, blocks, us, 100 * copy / us, bad);
+        name, R, C, W, S, int(sm / 1024), per_sm, blocks, us, 100 * x.copy_us / us, bad);
     cudaFree(partials);
     cudaFree(arrived);
   };
@@ -144,21 +128,12 @@ void run(const char* name, int R, int C) {
     variant(std::integral_constant<int, 32>{}, S);
     variant(std::integral_constant<int, 64>{}, S);
   }
-  printf("%-4s R=%-6d C=%-6d copy %.2f us %.1f GB/s\n", name, R, C, copy, 2.0 * bytes / copy / 1e3);
-  cudaFree(in);
-  cudaFree(out);
+  x.print_copy(name);
 }
 
 int main(int argc, char** argv) {
-  return probe_main(
-      argc, argv,
-      {
-          {true, 5792, 5792},
-          {true, 5793, 5793},
-          {true, 7294, 4600},
-          {true, 323, 104329},
-          {false, 4096, 4096},
-          {false, 4095, 4095},
-      },
-      [](bool half, int R, int C) { half ? run<__half>("f16", R, C) : run<float>("f32", R, C); });
+  const auto run_shape = [](bool half, int R, int C) {
+    half ? run<__half>("f16", R, C) : run<float>("f32", R, C);
+  };
+  return probe_main(argc, argv, run_shape);
 }

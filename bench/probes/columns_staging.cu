@@ -166,30 +166,25 @@ __global__ void __launch_bounds__(256) units(T* out, const T* in, int R, int C) 
 
 template <class T>
 void run(const char* name, int R, int C) {
-  const size_t n = size_t(R) * C, bytes = n * sizeof(T);
-  T *in, *out;
-  CK(cudaMalloc(&in, bytes));
-  CK(cudaMalloc(&out, bytes));
-  const std::vector<T> h = test_data<T>(n);
-  CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
-  const auto time = [](auto launch) { return median_us(launch); };
-  const float copy = time([&] { cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); });
-  const double copy_gbs = 2.0 * bytes / copy / 1e3;
-  std::vector<T> ref(n), got(n);
-  auto check = [&](auto launch) {
-    launch();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost));
-    double bad = 0;
-    for (size_t i = 0; i < n; ++i)
-      bad = std::max(bad, std::abs(double(float(got[i])) - double(float(ref[i]))));
-    return bad;
-  };
+  ColumnsCase<T> x(R, C);
+  T* const out = x.out;
+  const T* const in = x.in;
+  // The slice kernels against words32's output (each slice's own mean); the
+  // cluster against the whole column's mean.
+  std::vector<T> ref;
   auto report = [&](const char* v, auto launch) {
-    const double err = check(launch);
-    const float us = time(launch);
+    launch();
+    double err = 0;
+    if (ref.empty()) {
+      err = x.max_error();
+    } else {
+      const std::vector<T> got = x.output();
+      for (std::size_t i = 0; i < x.n; ++i)
+        err = std::max(err, std::abs(double(float(got[i])) - double(float(ref[i]))));
+    }
+    const float us = median_us(launch);
     printf("%-6s %-10s R=%d C=%d %8.2f us %7.1f GB/s %5.1f%% of copy  maxdiff %.3g\n", name, v, R,
-           C, us, 2.0 * bytes / us / 1e3, 100 * 2.0 * bytes / us / 1e3 / copy_gbs, err);
+           C, us, 2.0 * x.bytes / us / 1e3, 100 * x.copy_us / us, err);
   };
   const int rows = (R + S - 1) / S;
   {
@@ -198,8 +193,7 @@ void run(const char* name, int R, int C) {
     CK(cudaFuncSetAttribute(words<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, sm));
     auto l = [&] { words<T, W><<<dim3((C + W - 1) / W, S), 256, sm>>>(out, in, R, C); };
     l();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(ref.data(), out, bytes, cudaMemcpyDeviceToHost));
+    ref = x.output();
     report("words32", l);
   }
   auto unit = [&](auto w, auto st, const char* v) {
@@ -216,12 +210,7 @@ void run(const char* name, int R, int C) {
   unit(std::integral_constant<int, 64>{}, F{}, "u64");
   unit(std::integral_constant<int, 64>{}, Tt{}, "u64st");
   if (sizeof(T) == 2 && rows <= 725) unit(std::integral_constant<int, 128>{}, Tt{}, "u128st");
-  // The tile's blocks as a cluster, against the whole column's mean.
-  std::vector<double> mean(C, 0.0);
-  for (long r = 0; r < R; ++r)
-    for (long c = 0; c < C; ++c) mean[c] += float(h[r * C + c]) / R;
-  for (long r = 0; r < R; ++r)
-    for (long c = 0; c < C; ++c) ref[r * C + c] = T(float(float(h[r * C + c]) - mean[c]));
+  ref.clear();
   {
     constexpr int W = 32;
     const size_t sm = size_t(rows) * (W * sizeof(T) / 16 + 1) * 16;
@@ -238,24 +227,14 @@ void run(const char* name, int R, int C) {
     cluster.val.clusterDim.z = 1;
     cfg.attrs = &cluster;
     cfg.numAttrs = 1;
-    report("u32c", [&] { cudaLaunchKernelEx(&cfg, kernel, out, (const T*)in, R, C); });
+    report("u32c", [&] { cudaLaunchKernelEx(&cfg, kernel, out, in, R, C); });
   }
-  printf("%-6s copy %.2f us %.1f GB/s\n", name, copy, copy_gbs);
-  cudaFree(in);
-  cudaFree(out);
+  x.print_copy(name);
 }
 
 int main(int argc, char** argv) {
-  return probe_main(
-      argc, argv,
-      {
-          {true, 5793, 5793},
-          {true, 5792, 5792},
-          {true, 7294, 4600},
-          {true, 323, 104329},
-          {false, 4095, 4095},
-          {false, 4096, 4096},
-          {false, 255, 65025},
-      },
-      [](bool half, int R, int C) { half ? run<__half>("f16", R, C) : run<float>("f32", R, C); });
+  const auto run_shape = [](bool half, int R, int C) {
+    half ? run<__half>("f16", R, C) : run<float>("f32", R, C);
+  };
+  return probe_main(argc, argv, run_shape);
 }

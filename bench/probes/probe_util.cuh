@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -90,20 +91,81 @@ float median_us(Launch launch) {
   return ts[3];
 }
 
+// x - mean(x, 0) of an R x C array of T: the input (test_data) and an
+// output on the device, the time of a copy between them, and each column's
+// mean in double.
+template <class T>
+struct ColumnsCase {
+  int R, C;
+  std::size_t n, bytes;
+  T *in = nullptr, *out = nullptr;
+  std::vector<T> h;
+  std::vector<double> mean;
+  float copy_us = 0;
+
+  ColumnsCase(int rows, int cols)
+      : R(rows),
+        C(cols),
+        n(std::size_t(rows) * cols),
+        bytes(n * sizeof(T)),
+        h(test_data<T>(n)),
+        mean(cols, 0.0) {
+    CK(cudaMalloc(&in, bytes));
+    CK(cudaMalloc(&out, bytes));
+    CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
+    copy_us = median_us([&] { cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice); });
+    for (std::size_t i = 0; i < n; ++i) mean[i % C] += double(float(h[i])) / R;
+  }
+  ~ColumnsCase() {
+    cudaFree(in);
+    cudaFree(out);
+  }
+  // The output, after the device's work ends.
+  std::vector<T> output() const {
+    CK(cudaDeviceSynchronize());
+    std::vector<T> got(n);
+    CK(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost));
+    return got;
+  }
+  // The largest difference of the output from x - mean(x, 0) rounded to T.
+  double max_error() const {
+    const std::vector<T> got = output();
+    double bad = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double want = float(T(float(float(h[i]) - mean[i % C])));
+      bad = std::max(bad, std::abs(double(float(got[i])) - want));
+    }
+    return bad;
+  }
+  void print_copy(const char* name) const {
+    printf("%-4s R=%-6d C=%-6d copy %.2f us %.1f GB/s\n", name, R, C, copy_us,
+           2.0 * bytes / copy_us / 1e3);
+  }
+};
+
 // An R x C array of halves or floats a probe runs on.
 struct ProbeShape {
   bool half;
   int R, C;
 };
 
+// The shapes the column probes run on unless told one: square halves of
+// even and odd width, halves whose rows start on 16 bytes, short columns,
+// and floats of even, odd and short columns.
+inline const std::initializer_list<ProbeShape> kColumnShapes = {
+    {true, 5792, 5792},  {true, 5793, 5793},  {true, 7294, 4600},  {true, 323, 104329},
+    {false, 4096, 4096}, {false, 4095, 4095}, {false, 255, 65025},
+};
+
 // main() of a probe: `run(half, R, C)` on the shape its command line names
-// ("f16|f32 R C"), or else on each of `shapes`.
+// ("f16|f32 R C"), or else on each of kColumnShapes and `more`.
 template <class Run>
-int probe_main(int argc, char** argv, std::initializer_list<ProbeShape> shapes, Run run) {
+int probe_main(int argc, char** argv, Run run, std::initializer_list<ProbeShape> more = {}) {
   if (argc == 4) {
     run(argv[1][1] == '1', atoi(argv[2]), atoi(argv[3]));
     return 0;
   }
-  for (const ProbeShape& s : shapes) run(s.half, s.R, s.C);
+  for (const ProbeShape& s : kColumnShapes) run(s.half, s.R, s.C);
+  for (const ProbeShape& s : more) run(s.half, s.R, s.C);
   return 0;
 }
