@@ -144,15 +144,16 @@ void ReduceModel::plan_terms() {
 }
 
 std::string ReduceModel::signature() const {
-  std::string sig =
-      std::string("reduce;idx") + (s_.index64 ? "64" : "32") + (s_.columns ? ";columns" : ";rows") +
-      ";tr" + std::to_string(s_.tr) + ";to" + std::to_string(s_.to) + ";per" +
-      std::to_string(s_.per) + ";vec" + std::to_string(s_.vec) + ";kept" +
-      std::to_string(s_.kept.size()) + ";red" + std::to_string(s_.reduced.size()) +
-      (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
-      (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") + (s_.words ? ";words" : "") +
-      (s_.staged ? ";staged" : "") + (s_.shifted ? ";shifted" : "") +
-      (s_.reverse ? ";reverse" : "") + (s_.whole ? ";whole" : "") + ";in";
+  std::string sig = std::string("reduce;idx") + (s_.index64 ? "64" : "32") +
+                    (s_.columns ? ";columns" : ";rows") + ";tr" + std::to_string(s_.tr) + ";to" +
+                    std::to_string(s_.to) + ";per" + std::to_string(s_.per) + ";vec" +
+                    std::to_string(s_.vec) + ";kept" + std::to_string(s_.kept.size()) + ";red" +
+                    std::to_string(s_.reduced.size()) +
+                    (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
+                    (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") +
+                    (s_.words ? ";words" : "") + (s_.staged ? ";staged" : "") +
+                    (s_.shifted ? ";shifted" : "") + (s_.reverse ? ";reverse" : "") +
+                    (s_.last_first ? ";last-first" : "") + (s_.whole ? ";whole" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(nf::name(o.dtype)) + "/" + along_name(o.along);
   sig += ";out";

@@ -63,6 +63,10 @@ struct ReduceSpec {
   // A split whose reads pass L2: every other kernel takes the chunks in
   // reverse order, from those the kernel before read last.
   bool reverse = false;
+  // A reverse split whose step is read again (Step::read_again): the odd
+  // kernels take the chunks in reverse, the first among them, so that the
+  // next step starts on the chunks L2 holds.
+  bool last_first = false;
   // Rows too long for one block to hold, where the device has thread block
   // clusters (sm_90): `cluster` blocks share each output, each holding
   // tr * per consecutive groups, and meet through distributed shared memory

@@ -60,6 +60,7 @@ class Planner {
     limit_kernel_size();
     make_steps();
     merge_steps();
+    mark_read_again();
     return std::move(plan_);
   }
 
@@ -388,6 +389,16 @@ class Planner {
       if (!merged) out.push_back(std::move(s));
     }
     plan_.steps = std::move(out);
+  }
+
+  // Steps that write reductions kept apart (ScheduleOptions::apart).
+  void mark_read_again() {
+    for (Step& s : plan_.steps) {
+      for (int w : s.writes) {
+        const bool apart = std::find(o_.apart.begin(), o_.apart.end(), w) != o_.apart.end();
+        s.read_again = s.read_again || (s.kind == StepKind::reduction && apart);
+      }
+    }
   }
 
   static bool reads_any_written(const Step& s, const std::vector<Step>& steps, std::size_t a) {

@@ -35,6 +35,10 @@ struct Step {
   // and, with a bias, the bias vector.
   bool bias = false;
   Activation activation = Activation::none;
+  // Reduction steps whose reductions are apart (ScheduleOptions::apart): a
+  // later step reads the same elements again, so a walk that may take them
+  // in either order takes them last-first, leaving the first in L2.
+  bool read_again = false;
 };
 
 struct ScheduleOptions {

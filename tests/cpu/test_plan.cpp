@@ -257,6 +257,18 @@ TEST_CASE("a reduction broadcast back is cut in two where its walk runs slower s
   CHECK(steps(nf::f16, {5793, 5793}, 1) == 1);
   CHECK(steps(nf::f32, {64, 64, 64, 64}, {0, 3}) == 1);
   CHECK(steps(nf::f16, {512, 512}, 0) == 1);
+  // The reduction reads the rows last-first where they pass L2, so that the
+  // elementwise kernel starts on the rows L2 holds; alone, first-first.
+  const nf::Expr big = nf::planned_array(nf::f16, {5793, 5793});
+  const std::vector<std::string> cut = nf::plan({big - nf::mean(big, 0)}).sources();
+  REQUIRE(cut.size() == 3);
+  CHECK(cut[0].find(";last-first") != std::string::npos);
+  CHECK(cut[0].find("(gridDim.x - 1 - blockIdx.x)") != std::string::npos);
+  CHECK(cut[1].find("(gridDim.x - 1 - blockIdx.x)") == std::string::npos);
+  const std::vector<std::string> alone = nf::plan({nf::mean(big, 0)}).sources();
+  REQUIRE(alone.size() == 2);
+  CHECK(alone[0].find(";last-first") == std::string::npos);
+  CHECK(alone[0].find("(gridDim.x - 1 - blockIdx.x)") == std::string::npos);
   nf::set_target_arch(saved);
 
   // Run so: the reduction step writes the means, the fused one reads them.

@@ -30,6 +30,7 @@ class SplitRows final : public StreamedRows {
     split.chunk = (groups_of(split) + split.chunks - 1) / split.chunks;
     // Rows in L2 gain nothing from reverse order.
     split.reverse = limits.l2_bytes > 0 && read_bytes(split) > limits.l2_bytes;
+    split.last_first = split.reverse && split.step->read_again;
     spec = std::move(split);
     return true;
   }
@@ -68,9 +69,13 @@ class SplitRows final : public StreamedRows {
           "passes before it,\n// then writes its chunk's partial result of pass k; the last "
           "kernel writes\n// the outputs. The blocks of a chunk's tiles run together: "
           "they share the\n// lines of memory where rows are not whole tiles.\n" +
-          (k.spec().reverse ? "// Even kernels take the chunks in reverse order, from those the "
-                              "kernel\n// before read last, which L2 holds.\n"
-                            : ""));
+          (k.spec().last_first
+               ? "// Odd kernels take the chunks in reverse order: the step after reads\n"
+                 "// them again from the first, which L2 then holds; even ones from\n"
+                 "// those the kernel before read last.\n"
+           : k.spec().reverse ? "// Even kernels take the chunks in reverse order, from those the "
+                                "kernel\n// before read last, which L2 holds.\n"
+                              : ""));
   }
 
   // The chunk count and size, and a workspace per term.
@@ -95,7 +100,7 @@ class SplitRows final : public StreamedRows {
     }
     // Every other kernel of a reverse split takes the blocks in reverse
     // order: the chunks the kernel before read last are the ones L2 holds.
-    const bool reverse = k.spec().reverse && k.stage() % 2 == 0;
+    const bool reverse = reversed(k);
     if (reverse) w.line("const nf_idx b = (nf_idx)(gridDim.x - 1 - blockIdx.x);  // in reverse");
     const std::string b = reverse ? "b" : "(nf_idx)blockIdx.x";
     w.line("const nf_idx tiles = (nf_idx)gridDim.x / chunks;");
@@ -133,6 +138,13 @@ class SplitRows final : public StreamedRows {
   // where it writes elements; where it writes values per output alone, a
   // block per tile gathers the partial results once, where a block per
   // chunk would each gather them all again.
+  // Whether kernel k takes the blocks in reverse order: every other kernel
+  // of a reverse split, the even ones, or the odd ones where the step after
+  // reads the elements again.
+  static bool reversed(const ReduceKernel& k) {
+    return k.spec().reverse && (k.stage() % 2 == 0) != k.spec().last_first;
+  }
+
   static bool chunked(const ReduceKernel& k) {
     return k.stage() < k.kernels() || writes_elements(k.spec());
   }
