@@ -93,14 +93,16 @@ constexpr std::int64_t kApartFrom = 8 << 20;
 
 }  // namespace
 
-Schedule kernel_schedule(const Program& p, const std::vector<Array>& outputs,
-                         ScheduleOptions options, const ReduceLimits& limits) {
+Schedule kernel_schedule(const Program& p, std::span<const Array> outputs, ScheduleOptions options,
+                         const ReduceLimits& limits) {
   Schedule s = make_schedule(p, options);
-  const auto layouts = memory_layouts(p, s, outputs);
+  // Code generation takes the outputs as a vector; a plan-cache miss can afford the copy.
+  const std::vector<Array> outs(outputs.begin(), outputs.end());
+  const auto layouts = memory_layouts(p, s, outs);
   const std::size_t asked = options.apart.size();
   for (const Step& step : s.steps) {
     if (step.kind != StepKind::reduction) continue;
-    const ReduceSpec spec = make_reduce_spec(p, s, step, layouts, outputs, limits);
+    const ReduceSpec spec = make_reduce_spec(p, s, step, layouts, outs, limits);
     if (!writes_elements(spec) || read_bytes(spec) < kApartFrom || !spec.walk->stores_apart(spec)) {
       continue;
     }

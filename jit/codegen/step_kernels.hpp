@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -56,8 +57,8 @@ class StepKernels {
 // reductions, and an elementwise one that reads them back. Both backends
 // plan so, the CPU's for nf::target_arch(), so that they round the same
 // intermediates.
-Schedule kernel_schedule(const Program& p, const std::vector<Array>& outputs,
-                         ScheduleOptions options, const ReduceLimits& limits);
+Schedule kernel_schedule(const Program& p, std::span<const Array> outputs, ScheduleOptions options,
+                         const ReduceLimits& limits);
 
 // The kernels a GPU of `arch` launches for schedule `s` of `p` writing
 // `outputs`, in launch order, with their sources: what nf::plan shows, and

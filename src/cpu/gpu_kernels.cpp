@@ -11,8 +11,7 @@ namespace nf::cpu {
 
 Schedule gpu_schedule(const Program& p, std::span<const Array> outputs,
                       const ScheduleOptions& options) {
-  const std::vector<Array> outs(outputs.begin(), outputs.end());
-  return jit::kernel_schedule(p, outs, options, jit::reduce_limits_for(target_arch()));
+  return jit::kernel_schedule(p, outputs, options, jit::reduce_limits_for(target_arch()));
 }
 
 void record_gpu_kernels(const Program& p, const Schedule& s, std::span<const Array> outputs) {

@@ -226,8 +226,7 @@ class CudaBackend final : public Backend {
  public:
   Schedule schedule(const Program& p, std::span<const Array> outputs,
                     const ScheduleOptions& options) const override {
-    const std::vector<Array> outs(outputs.begin(), outputs.end());
-    return jit::kernel_schedule(p, outs, options,
+    return jit::kernel_schedule(p, outputs, options,
                                 jit::reduce_limits_for(walk_arch(outputs[0].device().index)));
   }
   // Null where a product has no GPU plan (cuda/blas.hpp says which).

@@ -27,12 +27,10 @@ class Prepared {
 class Backend {
  public:
   // The schedule of `p` writing `outputs` that this backend runs (and
-  // prepare() then takes): make_schedule's unless its kernels need another.
+  // prepare() then takes): make_schedule's, planned again where its
+  // kernels run faster so (jit::kernel_schedule).
   virtual Schedule schedule(const Program& p, std::span<const Array> outputs,
-                            const ScheduleOptions& options) const {
-    (void)outputs;
-    return make_schedule(p, options);
-  }
+                            const ScheduleOptions& options) const = 0;
   // Everything about running schedule `s` of `p` into `outputs` that holds
   // for every statement of the same key (plan/statement_key.hpp). Null where
   // this backend cannot run the plan: the API then runs the statement on the

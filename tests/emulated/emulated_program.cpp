@@ -148,8 +148,7 @@ EmulatedRun run_emulated(std::span<const NodePtr> roots, std::span<const Array> 
   EmulatedRun run;
   if (outputs.empty()) return run;
   const Program p = make_program(roots);
-  const Schedule s = jit::kernel_schedule(p, std::vector<Array>(outputs.begin(), outputs.end()),
-                                          default_schedule_options(), limits);
+  const Schedule s = jit::kernel_schedule(p, outputs, default_schedule_options(), limits);
   if (!writes_where_it_reads_elsewhere(p, s, outputs)) {
     run.steps = Runner(p, s, outputs, limits).run();
     return run;

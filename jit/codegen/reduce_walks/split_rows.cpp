@@ -134,10 +134,6 @@ class SplitRows final : public StreamedRows {
   GroupRange group_range(const ReduceKernel&) const override { return {"g0", "g1"}; }
 
  private:
-  // Whether kernel k's blocks take chunks: each pass's do, and the last's
-  // where it writes elements; where it writes values per output alone, a
-  // block per tile gathers the partial results once, where a block per
-  // chunk would each gather them all again.
   // Whether kernel k takes the blocks in reverse order: every other kernel
   // of a reverse split, the even ones, or the odd ones where the step after
   // reads the elements again.
@@ -145,6 +141,10 @@ class SplitRows final : public StreamedRows {
     return k.spec().reverse && (k.stage() % 2 == 0) != k.spec().last_first;
   }
 
+  // Whether kernel k's blocks take chunks: each pass's do, and the last's
+  // where it writes elements; where it writes values per output alone, a
+  // block per tile gathers the partial results once, where a block per
+  // chunk would each gather them all again.
   static bool chunked(const ReduceKernel& k) {
     return k.stage() < k.kernels() || writes_elements(k.spec());
   }
