@@ -4,6 +4,7 @@
 #include <set>
 
 #include "codegen/expressions.hpp"
+#include "codegen/fast_division.hpp"
 #include "codegen/monoids.hpp"
 #include "codegen/source_writer.hpp"
 #include "numfuse/errors.hpp"
@@ -37,6 +38,12 @@ void KernelParams::extent(const std::string& name, const Strides& values, bool a
   const std::string t = array ? "nf_dims<nf_idx, " + std::to_string(values.size()) + ">" : "nf_idx";
   add("const " + t + " " + name, {KernelParam::Kind::extent, int(extents.size())});
   extents.push_back(values);
+}
+
+void KernelParams::walk_dims(const std::string& name, const Shape& dims, bool index64) {
+  add("const nf_walk_dims<nf_idx, " + std::to_string(dims.size()) + "> " + name,
+      {KernelParam::Kind::extent, int(extents.size())});
+  extents.push_back(walk_dims_values(dims, index64));
 }
 
 ReduceModel::ReduceModel(const ReduceSpec& spec) : s_(spec), p_(*spec.program), step_(*spec.step) {
@@ -360,8 +367,7 @@ void ReduceModel::reduced_coordinates(SourceWriter& w) const {
   w.line("nf_idx q = r;");
   for (int d = int(s_.reduced.size()) - 1; d > 0; --d) {
     const std::string D = std::to_string(d);
-    w.line("const nf_idx x" + D + " = q % red.d[" + D + "];");
-    w.line("q /= red.d[" + D + "];");
+    w.line("const nf_idx x" + D + " = nf_coordinate(red, " + D + ", q);");
   }
   w.line("const nf_idx x0 = q;");
 }
@@ -447,8 +453,7 @@ void ReduceModel::output_bases(SourceWriter& w, const std::vector<int>& operands
     w.line("nf_idx rest = o;");
     for (int d = kr - 1; d > 0; --d) {
       const std::string D = std::to_string(d);
-      w.line("const nf_idx k" + D + " = rest % kept.d[" + D + "];");
-      w.line("rest /= kept.d[" + D + "];");
+      w.line("const nf_idx k" + D + " = nf_coordinate(kept, " + D + ", rest);");
     }
     w.line("const nf_idx k0 = rest;");
   }
@@ -492,8 +497,8 @@ void ReduceModel::parameters_before(KernelParams& p) const {
 }
 
 void ReduceModel::parameters_after(KernelParams& p) const {
-  if (s_.kept.size() > 1) p.extent("kept", s_.kept, true);
-  if (any_general()) p.extent("red", s_.reduced, true);
+  if (s_.kept.size() > 1) p.walk_dims("kept", s_.kept, s_.index64);
+  if (any_general()) p.walk_dims("red", s_.reduced, s_.index64);
   for (int j = 0; j < operands(); ++j) {
     const ReduceOperand& o = operand(j);
     if (!s_.kept.empty()) p.extent("kst_" + operand_name(j), o.kept, true);

@@ -49,6 +49,9 @@ struct KernelParams {
   void add(const std::string& decl, const KernelParam& param);
   // Sizes and strides, passed as one nf_idx or as an nf_dims array.
   void extent(const std::string& name, const Strides& values, bool array);
+  // Dims a kernel finds coordinates along, each with what divides by it
+  // without a division instruction: an nf_walk_dims (fast_division.hpp).
+  void walk_dims(const std::string& name, const Shape& dims, bool index64);
 };
 
 class ReduceModel {

@@ -81,6 +81,22 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[h
   CHECK(streamed.find("v_in0") == std::string::npos);
 }
 
+TEST_CASE("reduction kernels find coordinates without a division instruction", "[host][codegen]") {
+  // Several reduced dims between kept ones: each element's coordinates, and
+  // each output's, by multiply-high and shift (nf_coordinate).
+  const nf::Array x = nf::ones({6, 7, 9, 11}, nf::f16);
+  const std::string full = nf::kernel_source(nf::sum(x, nf::Axes{1, 3}));
+  const std::string src = full.substr(full.find("// numfuse reduction kernel"));
+  CHECK(src.find("red2;") != std::string::npos);
+  CHECK(src.find("const nf_walk_dims<nf_idx, 2> red") != std::string::npos);
+  CHECK(src.find("const nf_walk_dims<nf_idx, 2> kept") != std::string::npos);
+  CHECK(src.find("nf_coordinate(red, 1, q)") != std::string::npos);
+  CHECK(src.find("nf_coordinate(kept, 1, rest)") != std::string::npos);
+  for (const char* division : {"% red", "/= red", "% kept", "/= kept"}) {
+    CHECK(src.find(division) == std::string::npos);
+  }
+}
+
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores. var takes one pass where
   // the elements are not held (its deviations from each row's first element).

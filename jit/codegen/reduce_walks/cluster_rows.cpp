@@ -59,15 +59,22 @@ class ClusterRows final : public HeldRows {
   // A cluster's blocks of 4-byte values fit four to an SM with at most 64
   // registers a thread: at 72, three fitted, and softmax on 512x65536 lost
   // 7 points of copy bandwidth (bench/RESULTS.md). 8-byte values would
-  // spill at 64.
+  // spill at 64. Elements read one at a time over several reduced dims
+  // hold little but the addresses of their loads, which the compiler
+  // computes all at once where it may take the registers: at most 32 keep
+  // a full SM of threads reading ((1618, 1103, 9) f32 over axes 0 and 2:
+  // 65.6 us at 43 registers, five blocks an SM; 53.0 at 28, eight; H100,
+  // bench/RESULTS.md).
   std::string attributes(const ReduceKernel& k) const override {
     const ReduceModel& m = k.model();
-    const int threads = k.spec().tr * k.spec().to;
+    const ReduceSpec& s = k.spec();
+    const int threads = s.tr * s.to;
     const bool narrow = std::none_of(m.step().nodes.begin(), m.step().nodes.end(),
                                      [&](int i) { return itemsize(m.node(i).dtype) > 4; });
+    const int registers = s.vec == 1 && s.reduced.size() > 1 ? 32 : 64;
     return "__launch_bounds__(" + std::to_string(threads) +
-           (narrow ? ", " + std::to_string(65536 / (threads * 64)) : "") + ") " +
-           cluster_dims(k.spec().cluster);
+           (narrow ? ", " + std::to_string(65536 / (threads * registers)) : "") + ") " +
+           cluster_dims(s.cluster);
   }
 
   // One slot more, where the blocks of the cluster meet.
