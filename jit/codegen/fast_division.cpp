@@ -1,5 +1,7 @@
 #include "codegen/fast_division.hpp"
 
+#include <algorithm>
+
 #include "numfuse/errors.hpp"
 
 namespace nf::jit {
@@ -27,7 +29,8 @@ Strides walk_dims_values(const Shape& dims, bool index64) {
   const std::size_t r = dims.size();
   Strides v(3 * r);
   for (std::size_t k = 0; k < r; ++k) {
-    const FastDivisor f = fast_divisor(dims[k], index64);
+    // Over a dim of length 0 there is no index to divide: any divisor does.
+    const FastDivisor f = fast_divisor(std::max<std::int64_t>(dims[k], 1), index64);
     v[k] = dims[k];
     // 32-bit multipliers pass as the int with their bits.
     v[r + k] = index64 ? std::int64_t(f.magic) : std::int64_t(std::int32_t(std::uint32_t(f.magic)));

@@ -238,6 +238,12 @@ TEST_CASE("emulated: an empty reduced axis gives the identities", "[emulated][cp
   CHECK(emulate({nf::sum(a, 1)})[0].to_vector<float>() == std::vector<float>(4, 0.0f));
   CHECK(emulate({nf::prod(a, 1)})[0].to_vector<float>() == std::vector<float>(4, 1.0f));
   for (float m : emulate({nf::mean(a, 1)})[0].to_vector<float>()) CHECK(m != m);
+  // Several kept dims, one of them empty: no outputs; several reduced dims
+  // between kept ones, one of them empty: the identities.
+  CHECK(emulate({nf::sum(nf::ones({5, 0, 13, 17}, nf::f16), 2)})[0].size() == 0);
+  const nf::Array empty_between = nf::ones({3, 0, 2, 5});
+  CHECK(emulate({nf::sum(empty_between, nf::Axes{1, 3})})[0].to_vector<float>() ==
+        std::vector<float>(6, 0.0f));
 }
 
 TEST_CASE("emulated: the mission line in place, A = f(A)", "[emulated][cpu-backend]") {
