@@ -63,7 +63,7 @@ class ClusterRows final : public HeldRows {
   // hold little but the addresses of their loads, which the compiler
   // computes all at once where it may take the registers: at most 32 keep
   // a full SM of threads reading ((1618, 1103, 9) f32 over axes 0 and 2:
-  // 65.6 us at 43 registers, five blocks an SM; 53.0 at 28, eight; H100,
+  // 65.6 us at 43 registers, five blocks an SM; 54.5 at 32, eight; H100,
   // bench/RESULTS.md).
   std::string attributes(const ReduceKernel& k) const override {
     const ReduceModel& m = k.model();
