@@ -6,12 +6,15 @@ and sweep.png (a chart, where matplotlib is there).
         [--out bench/results] [--command CMD] [--header LINE]...
 
 Rows are JSON lines among other lines, which are skipped. A case is a row's
-work, operand, form, shape and dtype. The peers' share of copy is their GB/s
-over the copy numfuse measured for the same bytes in its run (its GB/s over
-its of_copy). Tables: by class of pattern, numfuse's share of copy (median,
-worst) and each framework's time against numfuse's (median over the class's
-cases both ran; above 1: numfuse is faster); then the cases where numfuse
-trails the best peer most.
+work, operand, form, shape and dtype. Times are compared as the peers are
+timed: numfuse's wall µs per call (back-to-back calls ended by a sync), not
+its CUDA-event µs. The peers' share of copy is their GB/s over the copy
+numfuse measured for the same bytes in its run (its GB/s over its of_copy).
+Tables: by class of pattern and dtype, numfuse's share of copy (median,
+worst), each framework's time against numfuse's (median over the class's
+cases both ran; above 1: numfuse is faster) and the cases where numfuse is
+slower than the better peer; then the cases where numfuse trails the best
+peer most.
 """
 import argparse
 import datetime
@@ -44,7 +47,8 @@ def rank(shape):
 
 def row_class(r):
     """The class a row measures: its pattern, with the axes it reduces (the
-    innermost ones, others, or all) or its broadcast operand's rank."""
+    innermost ones, others, or all) or its broadcast operand's rank, and its
+    dtype."""
     work, n = r["work"], rank(r["shape"])
     if work in ("reduce", "reduce-back"):
         axes = sorted(int(a) for a in r["operand"].split("axes ")[1].split(","))
@@ -54,10 +58,15 @@ def row_class(r):
             where = "innermost axes"
         else:
             where = "leading or middle axes"
-        return f"{work}, {where}"
+        return f"{work}, {where}, {r['dtype']}"
     if work == "broadcast":
-        return f"broadcast, rank {n}"
-    return work
+        return f"broadcast, rank {n}, {r['dtype']}"
+    return f"{work}, {r['dtype']}"
+
+
+def wall_us(r):
+    """numfuse's time per call as the peers take theirs: wall clock."""
+    return r.get("wall_us", r["us"])
 
 
 def pct(x):
@@ -81,13 +90,18 @@ class Merged:
     def ratio(self, fw, c):
         """The peer's time over numfuse's for case c, or None."""
         p = self.peers.get(fw, {}).get(c)
-        return p["us"] / self.ours[c]["us"] if p else None
+        return p["us"] / wall_us(self.ours[c]) if p else None
+
+    def trails(self, c):
+        """Whether the best peer that ran case c took less time than numfuse."""
+        return any(m < 1 for m in (self.ratio(fw, c) for fw in self.peers) if m is not None)
 
 
 def class_table(m):
     fws = sorted(m.peers)
     head = ["class", "cases", "numfuse: of copy, median", "worst"]
     head += [f"{fw} time / numfuse's" for fw in fws]
+    head += ["numfuse slower than the best peer"] if fws else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * (len(head) - 2)]
     for cls, cases in m.classes.items():
         shares = [m.ours[c]["of_copy"] for c in cases]
@@ -95,6 +109,8 @@ def class_table(m):
         for fw in fws:
             ratios = [x for x in (m.ratio(fw, c) for c in cases) if x is not None]
             cells.append(f"{statistics.median(ratios):.2f}" if ratios else "—")
+        if fws:
+            cells.append(str(sum(m.trails(c) for c in cases)))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -108,18 +124,19 @@ def worst_table(m):
             trailing.append((best[0], best[1], c))
     trailing.sort()
     lines = [
-        "| work | operand | shape | dtype | numfuse µs | of copy | best peer | its µs |",
+        "| work | operand | shape | dtype | numfuse wall µs | of copy | best peer | its µs |",
         "|---|---|---|---|---:|---:|---|---:|",
     ]
     for r, fw, c in trailing[:WORST]:
         ours = m.ours[c]
-        lines.append(f"| {c[0]} | {c[1]} | {c[3]} | {c[4]} | {ours['us']:.2f} | "
+        lines.append(f"| {c[0]} | {c[1]} | {c[3]} | {c[4]} | {wall_us(ours):.2f} | "
                      f"{pct(ours['of_copy'])} | {fw} | {m.peers[fw][c]['us']:.2f} |")
     return lines, len(trailing)
 
 
 def chart(m, path):
-    """Each class's median share of copy, numfuse beside each peer."""
+    """Each class's median share of copy, numfuse beside each peer, each
+    from its wall time per call."""
     try:
         import matplotlib
 
@@ -138,8 +155,9 @@ def chart(m, path):
             shares = []
             for c in m.classes[cls]:
                 r = m.ours[c] if fw == OURS else m.peers[fw].get(c)
-                if r:
-                    shares.append(r["GBps"] / m.copy_gbps(c))
+                if r:  # numfuse's from its wall time, as the peers'
+                    us = wall_us(r) if fw == OURS else r["us"]
+                    shares.append(r["GBps"] * r["us"] / us / m.copy_gbps(c))
             values.append(100 * statistics.median(shares) if shares else 0)
         ax.bar([i + k * width for i in range(len(classes))], values, width, label=fw)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(classes))])
