@@ -17,6 +17,8 @@ constexpr int kMaxGathered = 16;    // partial results of a column a thread comb
 // of kMaxRowThreads holds at the default ReduceLimits::max_held.
 constexpr int kShiftedWritten = kMaxRowThreads * 8;
 
+constexpr int kWarp = 32;
+
 int pow2_at_least(std::int64_t v) {
   int p = 1;
   while (p < v && p < kMaxRowThreads) p *= 2;
@@ -28,8 +30,9 @@ class Rows final : public ReduceLanes {
   // 16-byte vector loads where every varying operand lies contiguous along
   // its rows and every row starts on a vector boundary; where rows start
   // elsewhere but at the same place in a vector for every operand (rows of
-  // odd width), shifted vectors; then as many threads a row as take about
-  // kGroupsPerThread groups each.
+  // odd width), shifted vectors; over several reduced dims, vectors along
+  // the innermost where its runs allow (runs_in_vectors); then as many
+  // threads a row as take about kGroupsPerThread groups each.
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>& offsets) const override {
     const auto operand = [&](std::size_t j) -> const ReduceOperand& {
       return j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
@@ -68,10 +71,44 @@ class Rows final : public ReduceLanes {
     // speed already.
     const std::int64_t least = (writes_elements(spec) ? kShiftedWritten : 2) * width;
     spec.shifted = together && !aligned && !varying.empty() && !spec.kept.empty() && n >= least;
-    spec.vec = aligned || spec.shifted ? int(width) : 1;
-    const std::int64_t groups = groups_of(spec);
-    spec.tr = pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread);
+    spec.vec = aligned || spec.shifted ? int(width)
+                                       : runs_in_vectors(spec, operand, varying, offsets, width);
+    // Threads of a row read its consecutive elements: a warp of them where
+    // the row has a few elements for each, so that its reads stay coalesced.
+    const std::int64_t groups = groups_of(spec), aim = groups_in_flight(spec);
+    spec.tr = std::max(
+        pow2_at_least((groups + aim - 1) / aim),
+        std::min(kWarp, pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread)));
     spec.to = std::max(1, kBlock / spec.tr);
+  }
+  // Reductions over several dims whose innermost is contiguous in every
+  // varying operand: its runs are read in vectors of the most elements, up
+  // to `width`, that every run starts on a boundary of; 1 where none does.
+  template <class Operand>
+  static int runs_in_vectors(const ReduceSpec& spec, const Operand& operand,
+                             const std::vector<std::size_t>& varying,
+                             const std::vector<std::int64_t>& offsets, std::int64_t width) {
+    if (varying.empty() || spec.reduced.size() < 2) return 1;
+    const auto starts_on = [&](std::int64_t w) {
+      if (spec.reduced.back() % w != 0) return false;
+      for (std::size_t j : varying) {
+        const ReduceOperand& o = operand(j);
+        if (o.along != Along::general || o.reduced.back() != 1 || offsets[j] % w != 0) {
+          return false;
+        }
+        for (std::size_t d = 0; d + 1 < o.reduced.size(); ++d) {
+          if (o.reduced[d] % w != 0) return false;
+        }
+        for (std::int64_t k : o.kept) {
+          if (k % w != 0) return false;
+        }
+      }
+      return true;
+    };
+    for (std::int64_t w = width; w > 1; w /= 2) {
+      if (starts_on(w)) return int(w);
+    }
+    return 1;
   }
   void split_block(ReduceSpec& spec) const override {
     spec.tr = kSplitThreads;
@@ -162,6 +199,16 @@ const Rows kRows;
 const Columns kColumns;
 
 }  // namespace
+
+int groups_in_flight(const ReduceSpec& spec) {
+  // As many registers in flight as kGroupsPerThread vectors: sum over (1, 3)
+  // of (63, 63, 63, 63) f32 ran 23.3 us where four elements a thread ran
+  // 32.7, of (27, 26, 110, 429) f16 46.1 where a cluster of six elements a
+  // thread ran 81.1 (H100, bench/RESULTS.md).
+  constexpr int kVectorRegisters = 4;  // of a 16-byte group
+  return scalars_over_several(spec) ? kGroupsPerThread * kVectorRegisters / group_registers(spec)
+                                    : kGroupsPerThread;
+}
 
 const ReduceLanes& choose_lanes(ReduceSpec& spec, const std::vector<std::int64_t>& offsets) {
   // The operand that decides: the first one that varies along the reduced

@@ -21,6 +21,10 @@ namespace nf::jit {
 constexpr int kMaxRowThreads = 1024;  // threads of a block of one row, at most
 constexpr int kGroupsPerThread = 4;   // aim: a few vector loads in flight per thread
 
+// Groups a thread of rows aims to take: kGroupsPerThread, or as many
+// registers' worth for scalars_over_several.
+int groups_in_flight(const ReduceSpec& spec);
+
 class ReduceLanes {
  public:
   virtual ~ReduceLanes() = default;

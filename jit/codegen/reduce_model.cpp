@@ -221,8 +221,12 @@ std::string ReduceModel::element(int j, const std::string& r) const {
 }
 
 std::string ReduceModel::group_at(int j, const std::string& g) const {
-  return operand_name(j) + " + " + base(j) + (s_.shifted ? " + head" : "") + " + " + g + " * " +
-         std::to_string(s_.vec);
+  const std::string first = g + " * " + std::to_string(s_.vec);
+  if (operand(j).along == Along::general) {
+    return operand_name(j) + " + " + base(j) + " + nf_reduced_offset(red, rst_" + operand_name(j) +
+           ", " + first + ")";
+  }
+  return operand_name(j) + " + " + base(j) + (s_.shifted ? " + head" : "") + " + " + first;
 }
 
 void ReduceModel::row_shift(SourceWriter& w) const {

@@ -87,7 +87,8 @@ class ReduceModel {
   std::string within(int j, const std::string& r) const;
   std::string element(int j, const std::string& r) const;
   // The address of operand j's group g along its row (vec > 1), `head`
-  // elements in where rows are shifted (ReduceSpec::shifted).
+  // elements in where rows are shifted (ReduceSpec::shifted); over several
+  // reduced dims, from the coordinates of its first element.
   std::string group_at(int j, const std::string& g) const;
   // Shifted rows: the line that sets `head`, where the row's first whole
   // group starts, from the address of the first operand that varies along it.

@@ -123,6 +123,29 @@ std::size_t narrowest_read(const ReduceSpec& spec) {
   return narrowest;
 }
 
+std::size_t group_bytes(const ReduceSpec& spec) {
+  std::size_t widest = 1;
+  for (const auto* list : {&spec.reads, &spec.writes}) {
+    for (const ReduceOperand& o : *list) {
+      if (o.along != Along::none) widest = std::max(widest, itemsize(o.dtype));
+    }
+  }
+  return std::size_t(spec.vec) * widest;
+}
+
+int group_registers(const ReduceSpec& spec) {
+  return int((group_bytes(spec) + 3) / 4);
+}
+
+bool scalars_over_several(const ReduceSpec& spec) {
+  return !spec.columns && spec.reduced.size() > 1 && group_bytes(spec) <= 4;
+}
+
+std::int64_t held_groups_at_most(const ReduceSpec& spec, const ReduceLimits& limits) {
+  // Twice max_held at most: each group comes with its own address.
+  return scalars_over_several(spec) ? 2 * std::int64_t(limits.max_held) : limits.max_held;
+}
+
 std::int64_t read_bytes(const ReduceSpec& spec) {
   std::int64_t bytes = 0;
   for (const ReduceOperand& r : spec.reads) {

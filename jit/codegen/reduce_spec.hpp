@@ -118,13 +118,20 @@ bool held_in_words(const ReduceSpec& spec, int j);
 // that cover `to` elements wherever its rows start.
 std::int64_t staged_row_bytes(const ReduceSpec& spec, int j);
 
+// Bytes of a group of `vec` elements of the widest varying operand, and the
+// registers it takes in a thread (4 for a 16-byte vector, 1 for a 1- to
+// 4-byte element).
+std::size_t group_bytes(const ReduceSpec& spec);
+int group_registers(const ReduceSpec& spec);
+
 // Whether an elementwise value comes from a library function (exp, log, a
 // division): work enough to weigh on a kernel.
 bool is_library_function(const Node& n);
 
 // Where the walks change; tests lower them to reach every walk on small shapes.
 struct ReduceLimits {
-  int max_held = 8;                // groups a thread holds in registers at most
+  // Groups a thread holds in registers at most (held_groups_at_most).
+  int max_held = 8;
   std::int64_t split_below = 128;  // blocks of outputs too few to fill a device
   int chunk_groups = 4096;         // groups of one chunk of a split row
   int max_cluster = 8;             // blocks of a cluster at most; 1: no clusters
@@ -136,6 +143,19 @@ struct ReduceLimits {
   // walks may take a finer grain. Set by arch; 0: unknown.
   std::int64_t l2_bytes = 0;
 };
+
+// Whether rows take their groups a register or less at a time over several
+// reduced dims: each group's address takes its coordinates, and a thread
+// keeps more of them in flight (groups_in_flight) and holds twice max_held.
+// Over one run, or in columns, more a thread lost: x - mean(x, 1) of (4095,
+// 4095) f32 at sixteen elements a thread took 42 registers and ran 60.0 us
+// where four ran 49.6, of (5793, 5793) bf16 at twelve 92.1 where six ran
+// 74.8 (H100, bench/RESULTS.md).
+bool scalars_over_several(const ReduceSpec& spec);
+
+// Groups a thread holds in registers at most: limits.max_held, twice as many
+// for scalars_over_several.
+std::int64_t held_groups_at_most(const ReduceSpec& spec, const ReduceLimits& limits);
 
 // Limits from text such as "max_held=0,split_below=128,max_cluster=1,prefetch_from=0";
 // unnamed ones keep their defaults. Throws ValueError naming a bad setting.

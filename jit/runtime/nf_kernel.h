@@ -46,6 +46,18 @@ __device__ __forceinline__ I nf_coordinate(const nf_walk_dims<I, R>& w, int k, I
   return c;
 }
 
+// The offset of element r of a reduction's reduced dims `w` (outer to inner)
+// in an operand with strides `st` over them: its coordinates, each without a
+// division, times the strides.
+template <class I, int R>
+__device__ __forceinline__ I nf_reduced_offset(const nf_walk_dims<I, R>& w, const nf_dims<I, R>& st,
+                                               I r) {
+  I offset = 0;
+#pragma unroll
+  for (int k = R - 1; k > 0; --k) offset += nf_coordinate(w, k, r) * st.d[k];
+  return offset + r * st.d[0];
+}
+
 // N elements moved by one load or store (16 bytes for the widest dtype).
 template <class T, int N>
 struct __align__(sizeof(T) * N) nf_vec {

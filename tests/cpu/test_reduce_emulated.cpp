@@ -108,6 +108,70 @@ TEST_CASE("emulated: columns, several reduced dims and full reductions",
   check_close(emulate({nf::mean(c)})[0], nf::Array(nf::mean(c)), 1e-4);
 }
 
+TEST_CASE("emulated: several reduced dims read in vectors along the innermost",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // Runs of 12 floats: three vectors of 4; of 12 halves: three of 4, not 8
+  // (a run does not start on 16 bytes); a view whose runs are not whole
+  // vectors and runs of 13: an element at a time.
+  struct Case {
+    nf::Array x;
+    nf::Axes axes;
+    int vec;
+  };
+  const std::vector<Case> cases = {
+      {nf::randn({6, 10, 12}) + 2.0f, {0, 2}, 4},
+      {nf::astype(nf::randn({3, 5, 7, 12}), nf::f16), {1, 3}, 4},
+      {nf::astype(nf::randn({3, 5, 7, 16}), nf::f16), {0, 1, 3}, 8},
+      {nf::randn({6, 10, 13}), {0, 2}, 1},
+  };
+  for (const Case& c : cases) {
+    INFO(nf::to_string(c.x.shape()) << " " << nf::name(c.x.dtype()));
+    const double rel = c.x.dtype() == nf::f16 ? 2e-3 : 1e-5;
+    Walk walk;
+    check_close(emulate({nf::sum(c.x, c.axes)}, {}, {}, &walk)[0],
+                nf::Array(nf::sum(nf::astype(c.x, nf::f64), c.axes)), rel);
+    CHECK(walk.vec == c.vec);
+    // Broadcast back: the stores go out in vectors too.
+    const nf::Expr centred = c.x - nf::mean(c.x, c.axes);
+    check_close(emulate({centred}, {}, {}, &walk)[0], nf::Array(centred), rel);
+    CHECK(walk.vec == c.vec);
+    // Moments in one pass, and the rows read again for each pass.
+    nf::jit::ReduceLimits streamed;
+    streamed.max_held = 0;
+    check_close(emulate({nf::var(c.x, c.axes)}, {}, streamed)[0],
+                nf::Array(nf::var(nf::astype(c.x, nf::f64), c.axes)), rel);
+  }
+  // A view with a kept stride off the vector: an element at a time.
+  const nf::Array wide = nf::randn({6, 11, 12});
+  const nf::Array view = wide(nf::slice(0, 6), nf::slice(0, 10), nf::slice(1, 9));
+  Walk walk;
+  check_close(emulate({nf::sum(view, nf::Axes{0, 2})}, {}, {}, &walk)[0],
+              nf::Array(nf::sum(view, nf::Axes{0, 2})), 1e-5);
+  CHECK(walk.vec == 1);
+}
+
+TEST_CASE("emulated: elements read one at a time over several reduced dims, more to a thread",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // Rows of 60 runs of 101 (no vectors): 512 threads of 12 elements, where
+  // one odd run about as long takes 1024 threads of 6.
+  for (nf::DType dtype : {nf::f16, nf::f32}) {
+    const nf::Array x = nf::astype(nf::randn({5, 60, 7, 101}) + 1.0f, dtype);
+    INFO(nf::name(dtype));
+    const double rel = dtype == nf::f16 ? 2e-3 : 1e-5;
+    const nf::Expr centred = x - nf::mean(x, nf::Axes{1, 3});
+    Walk walk;
+    check_close(emulate({centred}, {}, {}, &walk)[0], nf::Array(centred), rel);
+    CHECK(walk.per == 12);
+    CHECK(walk.vec == 1);
+    const nf::Array run = nf::astype(nf::randn({35, 6061}) + 1.0f, dtype);
+    const nf::Expr run_centred = run - nf::mean(run, 1);
+    check_close(emulate({run_centred}, {}, {}, &walk)[0], nf::Array(run_centred), rel);
+    CHECK(walk.per == 6);
+  }
+}
+
 TEST_CASE("emulated: several statements over the same rows in one kernel",
           "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());

@@ -14,24 +14,33 @@ namespace {
 
 constexpr int kClusterThreads = 256;  // threads of a block of a cluster
 
+bool one_at_a_time_over_several(const ReduceSpec& spec) {
+  return spec.vec == 1 && spec.reduced.size() > 1;
+}
+
 class ClusterRows final : public HeldRows {
  public:
-  // A row too long for one block to hold (more than max_held groups a
+  // A row too long for one block to hold (more than held_groups_at_most a
   // thread at kMaxRowThreads threads) is shared by a cluster of blocks of
-  // kClusterThreads threads, as many as make about kGroupsPerThread groups
-  // a thread, where that many blocks hold it. The cluster reads the row
-  // once, where a block would read it again for each pass.
+  // kClusterThreads threads, as many as make about groups_in_flight groups
+  // a thread, where that many blocks hold it: max_held at most of elements
+  // read one at a time over several reduced dims, which keep to 32
+  // registers (attributes). The cluster reads the row once, where a block
+  // would read it again for each pass.
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
     const std::int64_t groups = groups_of(spec), rows = numel(spec.kept);
-    if (spec.columns || limits.max_cluster <= 1 || limits.max_held <= 0 ||
-        groups <= std::int64_t(kMaxRowThreads) * limits.max_held) {
+    const std::int64_t held = held_groups_at_most(spec, limits);
+    if (spec.columns || limits.max_cluster <= 1 || held <= 0 ||
+        groups <= std::int64_t(kMaxRowThreads) * held) {
       return false;
     }
-    const std::int64_t aim = kClusterThreads * std::min(kGroupsPerThread, limits.max_held);
+    const std::int64_t most =
+        one_at_a_time_over_several(spec) ? std::min<std::int64_t>(held, limits.max_held) : held;
+    const std::int64_t aim = kClusterThreads * std::min<std::int64_t>(groups_in_flight(spec), most);
     const std::int64_t blocks =
         std::min<std::int64_t>(limits.max_cluster, (groups + aim - 1) / aim);
     const std::int64_t per = (groups + blocks * kClusterThreads - 1) / (blocks * kClusterThreads);
-    if (per > limits.max_held || rows * blocks < limits.split_below) return false;
+    if (per > most || rows * blocks < limits.split_below) return false;
     spec.tr = kClusterThreads;
     spec.to = 1;
     spec.per = int(per);
@@ -71,7 +80,7 @@ class ClusterRows final : public HeldRows {
     const int threads = s.tr * s.to;
     const bool narrow = std::none_of(m.step().nodes.begin(), m.step().nodes.end(),
                                      [&](int i) { return itemsize(m.node(i).dtype) > 4; });
-    const int registers = s.vec == 1 && s.reduced.size() > 1 ? 32 : 64;
+    const int registers = one_at_a_time_over_several(s) ? 32 : 64;
     return "__launch_bounds__(" + std::to_string(threads) +
            (narrow ? ", " + std::to_string(65536 / (threads * registers)) : "") + ") " +
            cluster_dims(s.cluster);

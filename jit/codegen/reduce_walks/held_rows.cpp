@@ -10,7 +10,7 @@ namespace nf::jit {
 
 bool HeldRows::hold(ReduceSpec& spec, const ReduceLimits& limits) {
   const std::int64_t held = (groups_of(spec) + spec.tr - 1) / spec.tr;
-  if (held > limits.max_held) return false;
+  if (held > held_groups_at_most(spec, limits)) return false;
   spec.per = int(std::max<std::int64_t>(held, 1));
   spec.whole = lanes_of(spec).whole(spec);
   return true;

@@ -19,7 +19,7 @@ class HeldRows : public ReduceWalk {
 
  protected:
   // Each thread holds its share of an output's groups where the share is at
-  // most max_held groups: sets per and whole.
+  // most held_groups_at_most: sets per and whole.
   static bool hold(ReduceSpec& spec, const ReduceLimits& limits);
   // Whether the thread's held group g lies in its row, `live` its row's.
   static std::string guard(const ReduceSpec& spec, const std::string& live);
