@@ -7,6 +7,7 @@
 #include "codegen/expressions.hpp"
 #include "codegen/monoids.hpp"
 #include "codegen/reduce_kernel.hpp"
+#include "codegen/reduce_lanes.hpp"
 #include "codegen/source_writer.hpp"
 #include "compile/runtime_source.hpp"
 #include "numfuse/errors.hpp"
@@ -42,6 +43,18 @@ std::string ReduceKernel::text(KernelParams& params) const {
   SourceWriter w;
   w.raw("// numfuse reduction kernel " + name_ + "\n// signature: " + signature_ + "\n");
   walk_.header(*this, w);
+  if (!s.columns && s.reduced.size() > 1) {
+    // Why rows over several reduced dims read as they do (reduce_lanes).
+    const std::string dims = std::to_string(s.reduced.size());
+    w.raw(s.vec > 1 ? "// Rows lie over " + dims +
+                          " reduced dims; every run of the innermost starts on a\n"
+                          "// vector, so the rows are read in vectors of " +
+                          std::to_string(s.vec) + " elements.\n"
+                    : "// Rows lie over " + dims +
+                          " reduced dims, read an element at a time (each\n"
+                          "// element's address takes its coordinates); a thread aims for " +
+                          std::to_string(groups_in_flight(s)) + " in flight.\n");
+  }
   if (s.shifted) {
     w.raw(
         "// Rows do not start on a vector boundary: a row's groups are the whole\n"

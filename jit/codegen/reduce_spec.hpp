@@ -148,7 +148,7 @@ struct ReduceLimits {
 // reduced dims: each group's address takes its coordinates, and a thread
 // keeps more of them in flight (groups_in_flight) and holds twice max_held.
 // Over one run, or in columns, more a thread lost: x - mean(x, 1) of (4095,
-// 4095) f32 at sixteen elements a thread took 42 registers and ran 60.0 us
+// 4095) f32 at sixteen elements a thread took 42 registers and ran 59.9 us
 // where four ran 49.6, of (5793, 5793) bf16 at twelve 92.1 where six ran
 // 74.8 (H100, bench/RESULTS.md).
 bool scalars_over_several(const ReduceSpec& spec);

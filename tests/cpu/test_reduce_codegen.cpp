@@ -97,6 +97,22 @@ TEST_CASE("reduction kernels find coordinates without a division instruction", "
   }
 }
 
+TEST_CASE("rows over several reduced dims say how they are read", "[host][codegen]") {
+  // Runs of 11 halves: an element at a time, 16 a thread; of 16: vectors of 8.
+  const std::string scalars =
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 11}, nf::f16), nf::Axes{1, 3}));
+  CHECK(scalars.find("// Rows lie over 2 reduced dims, read an element at a time") !=
+        std::string::npos);
+  CHECK(scalars.find("a thread aims for 16 in flight.") != std::string::npos);
+  const std::string vectors =
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 16}, nf::f16), nf::Axes{1, 3}));
+  CHECK(vectors.find("so the rows are read in vectors of 8 elements.") != std::string::npos);
+  // One run: nothing to say.
+  const std::string run =
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 11}, nf::f16), nf::Axes{2, 3}));
+  CHECK(run.find("// Rows lie over") == std::string::npos);
+}
+
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores. var takes one pass where
   // the elements are not held (its deviations from each row's first element).
