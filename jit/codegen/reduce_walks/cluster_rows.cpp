@@ -34,8 +34,7 @@ class ClusterRows final : public HeldRows {
         groups <= std::int64_t(kMaxRowThreads) * held) {
       return false;
     }
-    const std::int64_t most =
-        one_at_a_time_over_several(spec) ? std::min<std::int64_t>(held, limits.max_held) : held;
+    const std::int64_t most = one_at_a_time_over_several(spec) ? limits.max_held : held;
     const std::int64_t aim = kClusterThreads * std::min<std::int64_t>(groups_in_flight(spec), most);
     const std::int64_t blocks =
         std::min<std::int64_t>(limits.max_cluster, (groups + aim - 1) / aim);
