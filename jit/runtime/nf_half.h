@@ -64,6 +64,17 @@ NF_HD unsigned short nf_f32_to_bf16_bits(float f) {
 #endif
 }
 
+// On a device, one instruction that each use repeats: the compiler then
+// converts an element where it is used, where a shift let it convert every
+// held element once and keep the floats live across a row's meeting (bf16
+// kernels spilled at 64 registers where f16 ones of the same launch did not;
+// bench/RESULTS.md).
 NF_HD float nf_bf16_bits_to_f32(unsigned short b) {
+#ifdef NF_F16_INSTRUCTIONS
+  float f;
+  asm("mov.b32 %0, {0, %1};" : "=f"(f) : "h"(b));
+  return f;
+#else
   return nf_bits_float((unsigned int)b << 16);
+#endif
 }
