@@ -62,6 +62,20 @@ std::size_t block_bytes(std::size_t bytes) {
   return (bytes + 511) / 512 * 512;
 }
 
+// Kernels may read the whole aligned 16-byte vector that holds an array's
+// last element (ReduceSpec::covered), bytes past its end included, and
+// leave those lanes out. So that no such read sees memory nothing wrote
+// (compute-sanitizer's initcheck), a block fresh from the pool has the bytes
+// past its array defined: all of them in a block that may be cached, which
+// a longer array may take later, or up to the next 16 bytes in one that is
+// not. On the stream of the allocation, before anything else uses it.
+void define_tail(void* data, std::size_t bytes, std::size_t block, cudaStream_t s) {
+  const std::size_t end = block <= kCachedBlock ? block : (bytes + 15) / 16 * 16;
+  if (end > bytes) {
+    NF_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(data) + bytes, 0, end - bytes, s));
+  }
+}
+
 cudaMemPool_t pool(int device) {
   Pools& p = pools();
   std::call_once(p.created[device], [&] {
@@ -257,6 +271,7 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
     record_allocation(p.stats[device], bytes);
   }
   storage->data = data;
+  define_tail(data, bytes, block, s);
   return storage;
 }
 
