@@ -43,7 +43,13 @@ std::string ReduceKernel::text(KernelParams& params) const {
   SourceWriter w;
   w.raw("// numfuse reduction kernel " + name_ + "\n// signature: " + signature_ + "\n");
   walk_.header(*this, w);
-  if (!s.columns && s.reduced.size() > 1) {
+  if (s.covered) {
+    w.raw("// Rows lie over " + std::to_string(s.reduced.size()) +
+          " reduced dims; runs of the innermost start anywhere in a\n"
+          "// vector, so each run is read as the aligned vectors of " +
+          std::to_string(s.vec) +
+          " elements that\n// cover it (cov), lanes outside the run left out.\n");
+  } else if (!s.columns && s.reduced.size() > 1) {
     // Why rows over several reduced dims read as they do (reduce_lanes).
     const std::string dims = std::to_string(s.reduced.size());
     w.raw(s.vec > 1 ? "// Rows lie over " + dims +
@@ -79,6 +85,10 @@ std::string ReduceKernel::text(KernelParams& params) const {
     w.line("const nf_idx groups = (n - " + std::to_string(s.vec - 1) + ") / " + V +
            ";  // whole in every row, wherever it starts");
     w.line("const nf_idx ends = n - groups * " + V + ";  // elements of a row outside them");
+  } else if (s.covered) {
+    const std::string last = std::to_string(s.reduced.size() - 1);
+    w.line("const nf_idx groups = n / red.d[" + last + "] * cov.d[" + last +
+           "];  // the vectors covering every run");
   } else {
     w.line(s.vec > 1 ? "const nf_idx groups = n / " + V + ";" : "const nf_idx groups = n;");
   }
@@ -205,7 +215,13 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
   for (int o : pass.vector_writes) {
     w.line(m_.vec_type(s.writes[o].dtype) + " w_out" + std::to_string(o) + ";");
   }
-  if (s.vec > 1) {
+  if (s.covered) {
+    w.line("#pragma unroll");
+    w.open("for (int e = 0; e < " + V + "; ++e)");
+    w.line("const nf_idx r = c_first[k] + e;");
+    w.line("// lanes outside the run take no part");
+    w.open("if (nf_within(c_lane[k] + e, red.d[" + std::to_string(s.reduced.size() - 1) + "]))");
+  } else if (s.vec > 1) {
     w.line("#pragma unroll");
     w.open("for (int e = 0; e < " + V + "; ++e)");
     w.line("const nf_idx r = " + std::string(s.shifted ? "head + " : "") + "g * " + V + " + e;");
@@ -214,6 +230,7 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
   }
   m_.element_values(w, pass.values, pass.stage, read_at, addressed);
   w.lines(pass.body);
+  if (s.covered) w.close();
   if (s.vec > 1) w.close();
   for (int o : pass.vector_writes) {
     const int j = int(s.reads.size()) + o;

@@ -73,6 +73,9 @@ class Rows final : public ReduceLanes {
     spec.shifted = together && !aligned && !varying.empty() && !spec.kept.empty() && n >= least;
     spec.vec = aligned || spec.shifted ? int(width)
                                        : runs_in_vectors(spec, operand, varying, offsets, width);
+    spec.covered =
+        spec.covered && spec.vec == 1 && covers_runs(spec, operand, varying, offsets, width);
+    if (spec.covered) spec.vec = int(width);
     // Threads of a row read its consecutive elements: a warp of them where
     // the row has a few elements for each, so that its reads stay coalesced.
     const std::int64_t groups = groups_of(spec), aim = groups_in_flight(spec);
@@ -109,6 +112,33 @@ class Rows final : public ReduceLanes {
       if (starts_on(w)) return int(w);
     }
     return 1;
+  }
+  // Whether rows over several dims that write no elements can be read in
+  // the vectors that cover their runs (ReduceSpec::covered): runs along the
+  // innermost contiguous in every varying operand and at least a vector
+  // long, each starting at the same place in a vector for all of them.
+  template <class Operand>
+  static bool covers_runs(const ReduceSpec& spec, const Operand& operand,
+                          const std::vector<std::size_t>& varying,
+                          const std::vector<std::int64_t>& offsets, std::int64_t width) {
+    if (varying.empty() || spec.reduced.size() < 2 || spec.reduced.back() < width ||
+        writes_elements(spec)) {
+      return false;
+    }
+    const ReduceOperand& first = operand(varying[0]);
+    const auto agree = [&](std::int64_t a, std::int64_t b) { return (a - b) % width == 0; };
+    for (std::size_t j : varying) {
+      const ReduceOperand& o = operand(j);
+      if (o.along != Along::general || o.reduced.back() != 1) return false;
+      if (!agree(offsets[j], offsets[varying[0]])) return false;
+      for (std::size_t d = 0; d < o.kept.size(); ++d) {
+        if (!agree(o.kept[d], first.kept[d])) return false;
+      }
+      for (std::size_t d = 0; d + 1 < o.reduced.size(); ++d) {
+        if (!agree(o.reduced[d], first.reduced[d])) return false;
+      }
+    }
+    return true;
   }
   void split_block(ReduceSpec& spec) const override {
     spec.tr = kSplitThreads;

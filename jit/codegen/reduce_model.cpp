@@ -151,16 +151,16 @@ void ReduceModel::plan_terms() {
 }
 
 std::string ReduceModel::signature() const {
-  std::string sig = std::string("reduce;idx") + (s_.index64 ? "64" : "32") +
-                    (s_.columns ? ";columns" : ";rows") + ";tr" + std::to_string(s_.tr) + ";to" +
-                    std::to_string(s_.to) + ";per" + std::to_string(s_.per) + ";vec" +
-                    std::to_string(s_.vec) + ";kept" + std::to_string(s_.kept.size()) + ";red" +
-                    std::to_string(s_.reduced.size()) +
-                    (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
-                    (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") +
-                    (s_.words ? ";words" : "") + (s_.staged ? ";staged" : "") +
-                    (s_.shifted ? ";shifted" : "") + (s_.reverse ? ";reverse" : "") +
-                    (s_.last_first ? ";last-first" : "") + (s_.whole ? ";whole" : "") + ";in";
+  std::string sig =
+      std::string("reduce;idx") + (s_.index64 ? "64" : "32") + (s_.columns ? ";columns" : ";rows") +
+      ";tr" + std::to_string(s_.tr) + ";to" + std::to_string(s_.to) + ";per" +
+      std::to_string(s_.per) + ";vec" + std::to_string(s_.vec) + ";kept" +
+      std::to_string(s_.kept.size()) + ";red" + std::to_string(s_.reduced.size()) +
+      (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
+      (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") + (s_.words ? ";words" : "") +
+      (s_.staged ? ";staged" : "") + (s_.shifted ? ";shifted" : "") +
+      (s_.covered ? ";covered" : "") + (s_.reverse ? ";reverse" : "") +
+      (s_.last_first ? ";last-first" : "") + (s_.whole ? ";whole" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(nf::name(o.dtype)) + "/" + along_name(o.along);
   sig += ";out";
@@ -221,6 +221,7 @@ std::string ReduceModel::element(int j, const std::string& r) const {
 }
 
 std::string ReduceModel::group_at(int j, const std::string& g) const {
+  if (s_.covered) return covered_vector(j);
   const std::string first = g + " * " + std::to_string(s_.vec);
   if (operand(j).along == Along::general) {
     return operand_name(j) + " + " + base(j) + " + nf_reduced_offset(red, rst_" + operand_name(j) +
@@ -239,6 +240,28 @@ void ReduceModel::row_shift(SourceWriter& w) const {
            base(j) + ") / sizeof(*" + a + ")) % " + V + ")) % " + V + ";");
     return;
   }
+}
+
+void ReduceModel::covered_group(SourceWriter& w) const {
+  const std::string V = std::to_string(s_.vec), last = std::to_string(s_.reduced.size() - 1);
+  w.line("nf_idx q = g;");
+  w.line("const nf_idx kk = nf_coordinate(cov, " + last + ", q);  // q: the run, kk: its vector");
+  std::string lead;
+  for (int j = 0; j < operands(); ++j) {
+    if (operand(j).along == Along::none) continue;
+    const std::string a = operand_name(j);
+    w.line("const nf_idx run_" + a + " = " + base(j) + " + nf_run_offset(cov, rst_" + a + ", q);");
+    if (lead.empty()) lead = "(unsigned long long)(" + a + " + run_" + a + ") / sizeof(*" + a + ")";
+  }
+  w.line("// where the run starts in its first vector, the same for every operand");
+  w.line("const nf_idx lead = (nf_idx)((" + lead + ") % " + V + ");");
+  w.line("c_lane[k] = kk * " + V + " - lead;");
+  w.line("c_first[k] = q * red.d[" + last + "] + c_lane[k];");
+}
+
+std::string ReduceModel::covered_vector(int j) const {
+  const std::string a = operand_name(j);
+  return a + " + run_" + a + " + c_lane[k]";
 }
 
 bool ReduceModel::any_general() const {
@@ -503,6 +526,11 @@ void ReduceModel::parameters_before(KernelParams& p) const {
 void ReduceModel::parameters_after(KernelParams& p) const {
   if (s_.kept.size() > 1) p.walk_dims("kept", s_.kept, s_.index64);
   if (any_general()) p.walk_dims("red", s_.reduced, s_.index64);
+  if (s_.covered) {
+    Shape cover = s_.reduced;
+    cover.back() = covering(s_);
+    p.walk_dims("cov", cover, s_.index64);
+  }
   for (int j = 0; j < operands(); ++j) {
     const ReduceOperand& o = operand(j);
     if (!s_.kept.empty()) p.extent("kst_" + operand_name(j), o.kept, true);

@@ -88,12 +88,21 @@ class ReduceModel {
   std::string element(int j, const std::string& r) const;
   // The address of operand j's group g along its row (vec > 1), `head`
   // elements in where rows are shifted (ReduceSpec::shifted); over several
-  // reduced dims, from the coordinates of its first element.
+  // reduced dims, from the coordinates of its first element; covered rows,
+  // the vector covered_group found.
   std::string group_at(int j, const std::string& g) const;
   // Shifted rows: the line that sets `head`, where the row's first whole
   // group starts, from the address of the first operand that varies along it.
   void row_shift(SourceWriter& w) const;
   bool any_general() const;
+  // Covered rows (ReduceSpec::covered), at held group k (group g): the run
+  // and which of its covering vectors g is (kk), each varying operand's
+  // offset of the run's first element, and where vector kk's first lane lies,
+  // in the run (c_lane[k], below 0 where the run starts past it) and among
+  // the reduced elements (c_first[k]).
+  void covered_group(SourceWriter& w) const;
+  // The address of operand j's covering vector, after covered_group.
+  std::string covered_vector(int j) const;
 
   Closure element_closure(int stage) const;
   // What stage `stage` computes at an element none of whose values are held

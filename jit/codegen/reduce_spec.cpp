@@ -101,7 +101,14 @@ std::int64_t groups_of(const ReduceSpec& spec) {
   // A shifted row of n elements holds at least (n - vec + 1) / vec whole
   // groups wherever it starts: each row takes that many.
   if (spec.shifted) return (numel(spec.reduced) - spec.vec + 1) / spec.vec;
+  if (spec.covered) return numel(spec.reduced) / spec.reduced.back() * covering(spec);
   return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
+}
+
+// A run of n elements starting at lead (0 to vec - 1) in its first vector
+// ends in vector (lead + n - 1) / vec: the most, at lead vec - 1.
+std::int64_t covering(const ReduceSpec& spec) {
+  return (spec.reduced.back() + spec.vec - 2) / spec.vec + 1;
 }
 
 bool writes_elements(const ReduceSpec& spec) {
@@ -184,6 +191,24 @@ std::int64_t held_bytes(const ReduceSpec& spec, std::int64_t per) {
   return bytes;
 }
 
+namespace {
+
+// The lanes map threads to outputs, rows or columns, with a vector width and
+// a block; then the first walk that applies takes the step and sets the rest
+// of the launch shape.
+void choose_walk(ReduceSpec& spec, const std::vector<std::int64_t>& offsets,
+                 const ReduceLimits& limits) {
+  choose_lanes(spec, offsets);
+  for (const ReduceWalk* walk : reduce_walks()) {
+    if (walk->applies(spec, limits)) {
+      spec.walk = walk;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& step,
                             const std::vector<std::optional<Layout>>& layouts,
                             const std::vector<Array>& outputs, const ReduceLimits& limits) {
@@ -236,16 +261,25 @@ ReduceSpec make_reduce_spec(const Program& p, const Schedule& s, const Step& ste
   spec.index64 = numel(domain) >= kInt32Reach;
   for (const Layout& l : all) spec.index64 = spec.index64 || l.beyond_int32();
 
-  // The lanes map threads to outputs, rows or columns, with a vector width
-  // and a block; then the first walk that applies takes the step and sets
-  // the rest of the launch shape.
   std::vector<std::int64_t> offsets;
   for (const Layout& l : all) offsets.push_back(l.offset);
-  choose_lanes(spec, offsets);
-  for (const ReduceWalk* walk : reduce_walks()) {
-    if (walk->applies(spec, limits)) {
-      spec.walk = walk;
-      break;
+  ReduceSpec covered = spec;
+  covered.covered = true;
+  choose_walk(spec, offsets, limits);
+  // Rows read an element at a time whose runs can be covered in vectors
+  // (ReduceSpec::covered) are, where that was measured faster: held by a
+  // block of at most kCoveredThreads, writing no elements. Sums over (0, 3)
+  // of (75, 75, 75, 75) halves went from 50.8 to 30.6 us so; taken by a
+  // cluster (over (0, 2) of (323, 323, 323), 36.5 to 40.9), by a block of
+  // 1024 (over (0, 3) of (1297, 16, 41, 39), 32.4 to 41.4) or broadcast back
+  // in the same kernel (x - mean(x, (0, 3)) of (75, 75, 75, 75), 89.8 to
+  // 221.3), they ran slower (H100, bench/RESULTS.md, 2026-11-27).
+  constexpr int kCoveredThreads = 512;
+  if (!spec.columns && spec.vec == 1 && spec.reduced.size() > 1) {
+    choose_walk(covered, offsets, limits);
+    if (covered.covered && covered.walk == &held_rows_walk() &&
+        covered.tr * covered.to <= kCoveredThreads) {
+      spec = std::move(covered);
     }
   }
   return spec;

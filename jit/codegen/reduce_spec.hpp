@@ -54,6 +54,12 @@ struct ReduceSpec {
   // (head from the row's address), and the `ends` elements before and after
   // them are taken one at a time in each pass.
   bool shifted = false;
+  // Rows over several reduced dims whose runs along the innermost are
+  // contiguous but start anywhere in a vector, at the same place for every
+  // operand: each run is read as the `covering` aligned vectors of `vec`
+  // elements around it, lanes outside the run left out of every pass. Held
+  // rows that write no elements only (make_reduce_spec says why).
+  bool covered = false;
   // Outputs of too many elements to hold, too few to fill a device, are
   // split into `chunks` of `chunk` groups each, a block per chunk, and each
   // pass becomes a kernel: blocks write their partial results, and the next
@@ -98,6 +104,8 @@ struct ReduceSpec {
 
 // Groups of `vec` elements along each output.
 std::int64_t groups_of(const ReduceSpec& spec);
+// Covered rows: the aligned vectors that cover a run wherever it starts.
+std::int64_t covering(const ReduceSpec& spec);
 // Whether a step writes elements along the reduced dims (a reduction
 // broadcast back), not only values per output.
 bool writes_elements(const ReduceSpec& spec);

@@ -46,16 +46,33 @@ __device__ __forceinline__ I nf_coordinate(const nf_walk_dims<I, R>& w, int k, I
   return c;
 }
 
-// The offset of element r of a reduction's reduced dims `w` (outer to inner)
-// in an operand with strides `st` over them: its coordinates, each without a
-// division, times the strides.
+// Covered rows: the offset of run q's first element, the runs being the
+// reduced dims `w` but the innermost (whose coordinate is the vector of the
+// run), in an operand with strides `st` over the reduced dims.
+template <class I, int R>
+__device__ __forceinline__ I nf_run_offset(const nf_walk_dims<I, R>& w, const nf_dims<I, R>& st,
+                                           I q) {
+  I offset = 0;
+#pragma unroll
+  for (int k = R - 2; k > 0; --k) offset += nf_coordinate(w, k, q) * st.d[k];
+  return offset + q * st.d[0];
+}
+
+// The offset of element r of a reduction's reduced dims `w` (outer to inner,
+// at least two) in an operand with strides `st` over them: its coordinates,
+// each without a division, times the strides.
 template <class I, int R>
 __device__ __forceinline__ I nf_reduced_offset(const nf_walk_dims<I, R>& w, const nf_dims<I, R>& st,
                                                I r) {
-  I offset = 0;
-#pragma unroll
-  for (int k = R - 1; k > 0; --k) offset += nf_coordinate(w, k, r) * st.d[k];
-  return offset + r * st.d[0];
+  const I inner = nf_coordinate(w, R - 1, r);
+  return inner * st.d[R - 1] + nf_run_offset(w, st, r);
+}
+
+// Whether 0 <= i < n, in one unsigned comparison.
+template <class I>
+__device__ __forceinline__ bool nf_within(I i, I n) {
+  typedef typename nf_unsigned<I>::type U;
+  return (U)i < (U)n;
 }
 
 // N elements moved by one load or store (16 bytes for the widest dtype).

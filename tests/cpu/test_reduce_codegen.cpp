@@ -82,10 +82,11 @@ TEST_CASE("reduction kernels walk rows with vectors and columns by outputs", "[h
 }
 
 TEST_CASE("reduction kernels find coordinates without a division instruction", "[host][codegen]") {
-  // Several reduced dims between kept ones: each element's coordinates, and
-  // each output's, by multiply-high and shift (nf_coordinate).
+  // Several reduced dims between kept ones, broadcast back: each element's
+  // coordinates, and each output's, by multiply-high and shift
+  // (nf_coordinate).
   const nf::Array x = nf::ones({6, 7, 9, 11}, nf::f16);
-  const std::string full = nf::kernel_source(nf::sum(x, nf::Axes{1, 3}));
+  const std::string full = nf::kernel_source(x - nf::mean(x, nf::Axes{1, 3}));
   const std::string src = full.substr(full.find("// numfuse reduction kernel"));
   CHECK(src.find("red2;") != std::string::npos);
   CHECK(src.find("const nf_walk_dims<nf_idx, 2> red") != std::string::npos);
@@ -98,12 +99,17 @@ TEST_CASE("reduction kernels find coordinates without a division instruction", "
 }
 
 TEST_CASE("rows over several reduced dims say how they are read", "[host][codegen]") {
-  // Runs of 11 halves: an element at a time, 16 a thread; of 16: vectors of 8.
+  // Runs of 5 halves: an element at a time, 16 a thread; of 11: the vectors
+  // of 8 that cover them; of 16: vectors of 8.
   const std::string scalars =
-      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 11}, nf::f16), nf::Axes{1, 3}));
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 5}, nf::f16), nf::Axes{1, 3}));
   CHECK(scalars.find("// Rows lie over 2 reduced dims, read an element at a time") !=
         std::string::npos);
   CHECK(scalars.find("a thread aims for 16 in flight.") != std::string::npos);
+  const std::string covered =
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 11}, nf::f16), nf::Axes{1, 3}));
+  CHECK(covered.find("so each run is read as the aligned vectors of 8 elements that") !=
+        std::string::npos);
   const std::string vectors =
       nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 16}, nf::f16), nf::Axes{1, 3}));
   CHECK(vectors.find("so the rows are read in vectors of 8 elements.") != std::string::npos);

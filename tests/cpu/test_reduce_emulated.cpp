@@ -36,6 +36,7 @@ struct Walk {
   bool reverse = false;
   int vec = 1;
   bool shifted = false;
+  bool covered = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -50,11 +51,18 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per,     step.kernels, step.shared,
-             step.words,   step.staged,   step.reverse, step.vec,     step.shifted};
+    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared, step.words,
+             step.staged,  step.reverse,  step.vec, step.shifted, step.covered};
   }
   return outputs;
 }
+
+// An array reduced over several axes, and the elements a group it takes.
+struct RunsCase {
+  nf::Array x;
+  nf::Axes axes;
+  int vec;
+};
 
 // Close in the dtype's precision; NaNs and infinities where the reference has
 // them. Reports the first element that is not.
@@ -112,20 +120,14 @@ TEST_CASE("emulated: several reduced dims read in vectors along the innermost",
           "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   // Runs of 12 floats: three vectors of 4; of 12 halves: three of 4, not 8
-  // (a run does not start on 16 bytes); a view whose runs are not whole
-  // vectors and runs of 13: an element at a time.
-  struct Case {
-    nf::Array x;
-    nf::Axes axes;
-    int vec;
-  };
-  const std::vector<Case> cases = {
+  // (a run does not start on 16 bytes). Runs that start elsewhere: the next
+  // test.
+  const std::vector<RunsCase> cases = {
       {nf::randn({6, 10, 12}) + 2.0f, {0, 2}, 4},
       {nf::astype(nf::randn({3, 5, 7, 12}), nf::f16), {1, 3}, 4},
       {nf::astype(nf::randn({3, 5, 7, 16}), nf::f16), {0, 1, 3}, 8},
-      {nf::randn({6, 10, 13}), {0, 2}, 1},
   };
-  for (const Case& c : cases) {
+  for (const RunsCase& c : cases) {
     INFO(nf::to_string(c.x.shape()) << " " << nf::name(c.x.dtype()));
     const double rel = c.x.dtype() == nf::f16 ? 2e-3 : 1e-5;
     Walk walk;
@@ -142,13 +144,68 @@ TEST_CASE("emulated: several reduced dims read in vectors along the innermost",
     check_close(emulate({nf::var(c.x, c.axes)}, {}, streamed)[0],
                 nf::Array(nf::var(nf::astype(c.x, nf::f64), c.axes)), rel);
   }
-  // A view with a kept stride off the vector: an element at a time.
+  // A view with a kept stride off the vector, broadcast back: an element at
+  // a time.
   const nf::Array wide = nf::randn({6, 11, 12});
   const nf::Array view = wide(nf::slice(0, 6), nf::slice(0, 10), nf::slice(1, 9));
+  const nf::Expr centred = view - nf::mean(view, nf::Axes{0, 2});
   Walk walk;
-  check_close(emulate({nf::sum(view, nf::Axes{0, 2})}, {}, {}, &walk)[0],
-              nf::Array(nf::sum(view, nf::Axes{0, 2})), 1e-5);
+  check_close(emulate({centred}, {}, {}, &walk)[0], nf::Array(centred), 1e-5);
   CHECK(walk.vec == 1);
+}
+
+TEST_CASE("emulated: runs that start anywhere in a vector, read in the vectors that cover them",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // Runs of odd length over several reduced dims: each starts at another
+  // place in a vector (f32 in fours, f16 and bf16 in eights, f64 in twos).
+  const nf::Array wide = nf::randn({5, 6, 9, 15}) * 2 + 1;
+  const std::vector<RunsCase> cases = {
+      {nf::randn({6, 10, 9}) * 2 + 1, {0, 2}, 4},
+      {nf::astype(nf::randn({3, 5, 7, 13}) * 2, nf::f16), {1, 3}, 8},
+      {nf::astype(nf::randn({4, 3, 6, 11}) * 2, nf::bf16), {0, 3}, 8},
+      {nf::randn({5, 6, 7}, nf::f64), {0, 2}, 2},
+      {nf::astype(nf::randn({3, 4, 5, 9}), nf::f16), {0, 2, 3}, 8},
+      // A view from the second column: every run starts one element in.
+      {wide(nf::all, nf::all, nf::all, nf::slice(1, 15)), {0, 3}, 4},
+  };
+  for (const RunsCase& c : cases) {
+    INFO(nf::to_string(c.x.shape()) << " " << nf::name(c.x.dtype()));
+    const bool half = nf::itemsize(c.x.dtype()) == 2;
+    const double rel = half ? 8e-3 : c.x.dtype() == nf::f64 ? 1e-12 : 1e-5;
+    const nf::Expr x64 = nf::astype(c.x, nf::f64);
+    Walk walk;
+    check_close(emulate({nf::sum(c.x, c.axes)}, {}, {}, &walk)[0], nf::Array(nf::sum(x64, c.axes)),
+                rel);
+    CHECK((walk.covered && walk.vec == c.vec && walk.per > 0));
+    // Lanes outside the run take no part: the least and the greatest are
+    // the run's own.
+    check_close(emulate({nf::min(c.x, c.axes)})[0], nf::Array(nf::min(c.x, c.axes)), 0);
+    check_close(emulate({nf::max(c.x, c.axes)})[0], nf::Array(nf::max(c.x, c.axes)), 0);
+    check_close(emulate({nf::var(c.x, c.axes)})[0], nf::Array(nf::var(x64, c.axes)), rel);
+    check_close(emulate({nf::logsumexp(c.x, c.axes)})[0], nf::Array(nf::logsumexp(x64, c.axes)),
+                rel);
+    // Broadcast back, the step writes elements: an element at a time.
+    const nf::Expr centred = c.x - nf::mean(c.x, c.axes);
+    check_close(emulate({centred}, {}, {}, &walk)[0], nf::Array(centred), rel);
+    CHECK((!walk.covered && walk.vec == 1));
+    // Read again in each pass (streamed): not covered.
+    nf::jit::ReduceLimits streamed;
+    streamed.max_held = 0;
+    streamed.split_below = 0;
+    check_close(emulate({nf::var(c.x, c.axes)}, {}, streamed, &walk)[0],
+                nf::Array(nf::var(x64, c.axes)), rel);
+    CHECK((!walk.covered && walk.per == 0));
+  }
+  // Two reads whose runs start at different places in a vector: an element
+  // at a time.
+  const nf::Array a = nf::randn({4, 6, 10});
+  const nf::Array b = a(nf::all, nf::all, nf::slice(1, 10));
+  const nf::Array c = a(nf::all, nf::all, nf::slice(0, 9));
+  Walk walk;
+  check_close(emulate({nf::sum(b * c, nf::Axes{0, 2})}, {}, {}, &walk)[0],
+              nf::Array(nf::sum(b * c, nf::Axes{0, 2})), 1e-5);
+  CHECK((!walk.covered && walk.vec == 1));
 }
 
 TEST_CASE("emulated: elements read one at a time over several reduced dims, more to a thread",

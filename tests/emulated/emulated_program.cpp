@@ -106,6 +106,7 @@ class Runner final : public jit::ValueAddresses {
       out.reverse = spec->reverse;
       out.vec = spec->vec;
       out.shifted = spec->shifted;
+      out.covered = spec->covered;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

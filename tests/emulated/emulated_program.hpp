@@ -31,6 +31,7 @@ struct EmulatedStep {
   bool reverse = false;  // split: every other kernel takes its chunks in reverse
   int vec = 1;           // reduction steps: elements a group, one vector load
   bool shifted = false;  // rows of vectors that start anywhere in their first group
+  bool covered = false;  // runs read in the aligned vectors that cover them
 };
 
 struct EmulatedRun {

@@ -66,13 +66,20 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
     loads.push_back(load(k, int(j)));
   }
   if (!loads.empty()) {
+    if (s.covered) w.line("nf_idx c_lane[" + P + "] = {}, c_first[" + P + "] = {};");
     before_loads(k, w);
     open_groups(k, w, "live");
     if (s.vec == 1) {
       w.line("const nf_idx r = g;");
       k.model().reduced_coordinates(w);
     }
+    if (s.covered) {
+      k.model().covered_group(w);
+      // A run that starts late in its first vector ends a vector sooner.
+      w.open("if (c_lane[k] < red.d[" + std::to_string(s.reduced.size() - 1) + "])");
+    }
     for (const std::string& l : loads) w.line(l);
+    if (s.covered) w.close();
     w.close();
     w.close();
     after_loads(k, w);

@@ -19,9 +19,12 @@ namespace {
 // division), the block prefetches its next rows meanwhile; where it does
 // not (layer norm), prefetching cost more than it saved (bench/RESULTS.md).
 // Each vector is copied whole, so its bytes must be a size cp.async copies;
-// the copies take no shift (ReduceSpec::shifted).
+// the copies take no shift (ReduceSpec::shifted) and cover no runs
+// (ReduceSpec::covered).
 bool prefetches(const ReduceSpec& spec, const ReduceLimits& limits) {
-  if (spec.columns || spec.vec == 1 || spec.shifted || limits.prefetch_from <= 0) return false;
+  if (spec.columns || spec.vec == 1 || spec.shifted || spec.covered || limits.prefetch_from <= 0) {
+    return false;
+  }
   const std::int64_t elements = numel(spec.step->domain);
   const bool heavy = std::any_of(spec.step->nodes.begin(), spec.step->nodes.end(), [&](int i) {
     const Node& n = *spec.program->nodes[i];
