@@ -16,10 +16,16 @@
 // ended by a sync, as the peers are timed) and the kernels the plan takes.
 // Each row also names its inputs' shapes and its axes (reduced, or the view's
 // permutation): `--list` prints the rows without timing them, on any machine,
-// for a peer to run the same grid.
+// for a peer to run the same grid; with `--signatures`, each row also names
+// the signatures of the kernels its statement plans for the target arch
+// (NF_TARGET_ARCH, sm_90 by default), so that two builds' lists show which
+// rows a change reaches (bench/changed_cases.py). `--cases FILE` takes only
+// the rows of the grid that FILE's lines name (work, operand, form, shape and
+// dtype, as these rows give them): a change timed where it changes kernels.
 //
 //   sweep_bench [--quick] [--sizes 4M,64M] [--dtypes f32,f16] [--ranks 1,2]
-//               [--patterns elementwise,broadcast,...] [--seed S] [--list]
+//               [--patterns elementwise,broadcast,...] [--seed S]
+//               [--list [--signatures]] [--cases FILE]
 //
 // Sizes take K, M and G suffixes (powers of 1024) and count one input's bytes.
 // The whole grid (1 KiB to 1 GiB, four dtypes, ranks 1 to 4) is 7,320 rows,
@@ -29,6 +35,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
@@ -44,6 +51,7 @@
 #include "core/storage.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/memory.hpp"
+#include "plan/memory_layout.hpp"
 
 namespace {
 
@@ -57,7 +65,9 @@ struct Options {
   std::vector<int> ranks = {1, 2, 3, 4};
   std::set<std::string> patterns;  // empty: all
   unsigned seed = 1;
-  bool list = false;  // print the grid's rows, without timing them (no GPU needed)
+  bool list = false;            // print the grid's rows, without timing them (no GPU needed)
+  bool signatures = false;      // listed rows name their kernels' signatures
+  std::set<std::string> cases;  // the rows to take (case_key); empty: all
 };
 
 // One statement of the grid: the shapes of its inputs (random normal values,
@@ -281,6 +291,58 @@ std::string row_of(const Case& c, const std::string& form, const nf::Shape& shap
          joined(c.axes) + "]";
 }
 
+// The value of `key` in a row's JSON line, where it is a string; "" if none.
+std::string string_value(const std::string& row, const std::string& key) {
+  const std::string open = "\"" + key + "\":\"";
+  std::size_t at = row.find(open);
+  if (at == std::string::npos) {
+    at = row.find("\"" + key + "\": \"");  // as Python's json writes it
+    if (at == std::string::npos) return "";
+    at += 1;
+  }
+  const std::size_t from = row.find('"', at + key.size() + 2) + 1;
+  return row.substr(from, row.find('"', from) - from);
+}
+
+// What names a row across runs and builds: its work, operand, form, shape and dtype.
+std::string case_key(const std::string& row) {
+  std::string key;
+  for (const char* k : {"work", "operand", "form", "shape", "dtype"}) {
+    key += string_value(row, k) + "|";
+  }
+  return key;
+}
+
+std::set<std::string> read_cases(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "sweep_bench: cannot read the cases file \"%s\"\n", path.c_str());
+    std::exit(2);
+  }
+  std::set<std::string> keys;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind('{', 0) == 0) keys.insert(case_key(line));
+  }
+  return keys;
+}
+
+// The signatures of the kernels a case's statement plans (the line each
+// kernel's source opens with), planned without data.
+std::string signatures_of(const Case& c, nf::DType t) {
+  std::vector<nf::Array> x;
+  for (const nf::Shape& in : c.inputs) x.push_back(nf::planned_array(t, in));
+  std::string out;
+  for (const std::string& source : nf::plan({c.expr(x)}).sources()) {
+    const std::string mark = "// signature: ";
+    const std::size_t at = source.find(mark);
+    if (at == std::string::npos) continue;
+    const std::size_t from = at + mark.size();
+    out +=
+        (out.empty() ? "\"" : ",\"") + source.substr(from, source.find('\n', from) - from) + "\"";
+  }
+  return ",\"signatures\":[" + out + "]";
+}
+
 // Wall microseconds per call: back-to-back calls ended by a sync, in batches
 // of about 20 ms of device time (bench::wall_us takes the median of 9).
 double wall_us(const std::function<void()>& f, double device_us) {
@@ -339,23 +401,37 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--list") {
       o.list = true;
+    } else if (a == "--signatures") {
+      o.signatures = true;
+    } else if (a == "--cases" && has_value) {
+      o.cases = read_cases(argv[++i]);
     } else if (a == "--seed" && has_value) {
       o.seed = unsigned(std::strtoul(argv[++i], nullptr, 10));
     } else {
       std::fprintf(stderr,
                    "usage: sweep_bench [--quick] [--sizes 4M,64M] [--dtypes f32,f16] "
                    "[--ranks 1,2] [--patterns elementwise,broadcast,transposed,stepped,reduce,"
-                   "reduce-back] [--seed S] [--list]\n");
+                   "reduce-back] [--seed S] [--list [--signatures]] [--cases FILE]\n");
       return 2;
     }
   }
+  if (o.signatures && !o.list) {
+    std::fprintf(stderr,
+                 "sweep_bench: --signatures names the kernels of listed rows: give --list\n");
+    return 2;
+  }
+  const auto taken = [&](const std::string& row) {
+    return o.cases.empty() || o.cases.count(case_key(row)) != 0;
+  };
   std::mt19937 rng(o.seed);
   if (o.list) {
     int rows = 0;
     for (nf::DType t : o.dtypes) {
       for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
         for (const Case& c : cases_of(shape, t, o.patterns)) {
-          std::printf("%s}\n", row_of(c, form, shape, t).c_str());
+          const std::string row = row_of(c, form, shape, t);
+          if (!taken(row)) continue;
+          std::printf("%s%s}\n", row.c_str(), o.signatures ? signatures_of(c, t).c_str() : "");
           ++rows;
         }
       }
@@ -387,6 +463,7 @@ int main(int argc, char** argv) {
   for (nf::DType t : o.dtypes) {
     for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
       for (const Case& c : cases_of(shape, t, o.patterns)) {
+        if (!taken(row_of(c, form, shape, t))) continue;
         std::vector<nf::Array> x;
         for (const nf::Shape& in : c.inputs) x.push_back(nf::randn(in, t));
         const int kernels = nf::plan({c.expr(x)}).kernel_count();
