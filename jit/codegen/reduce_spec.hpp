@@ -58,7 +58,9 @@ struct ReduceSpec {
   // contiguous but start anywhere in a vector, at the same place for every
   // operand: each run is read as the `covering` aligned vectors of `vec`
   // elements around it, lanes outside the run left out of every pass. Held
-  // rows that write no elements only (make_reduce_spec says why).
+  // rows that write no elements only (make_reduce_spec says why): it sets
+  // this before choosing the lanes to ask for it, and the lanes keep it
+  // where the runs allow.
   bool covered = false;
   // Outputs of too many elements to hold, too few to fill a device, are
   // split into `chunks` of `chunk` groups each, a block per chunk, and each
