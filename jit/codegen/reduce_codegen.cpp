@@ -87,7 +87,7 @@ std::string ReduceKernel::text(KernelParams& params) const {
     w.line("const nf_idx ends = n - groups * " + V + ";  // elements of a row outside them");
   } else if (s.covered) {
     const std::string last = std::to_string(s.reduced.size() - 1);
-    w.line("const nf_idx groups = n / red.d[" + last + "] * cov.d[" + last +
+    w.line("const nf_idx groups = n / " + m_.run_length() + " * cov.d[" + last +
            "];  // the vectors covering every run");
   } else {
     w.line(s.vec > 1 ? "const nf_idx groups = n / " + V + ";" : "const nf_idx groups = n;");
@@ -220,7 +220,7 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
     w.open("for (int e = 0; e < " + V + "; ++e)");
     w.line("const nf_idx r = c_first[k] + e;");
     w.line("// lanes outside the run take no part");
-    w.open("if (nf_within(c_lane[k] + e, red.d[" + std::to_string(s.reduced.size() - 1) + "]))");
+    w.open("if (nf_within(c_lane[k] + e, " + m_.run_length() + "))");
   } else if (s.vec > 1) {
     w.line("#pragma unroll");
     w.open("for (int e = 0; e < " + V + "; ++e)");

@@ -256,7 +256,11 @@ void ReduceModel::covered_group(SourceWriter& w) const {
   w.line("// where the run starts in its first vector, the same for every operand");
   w.line("const nf_idx lead = (nf_idx)((" + lead + ") % " + V + ");");
   w.line("c_lane[k] = kk * " + V + " - lead;");
-  w.line("c_first[k] = q * red.d[" + last + "] + c_lane[k];");
+  w.line("c_first[k] = q * " + run_length() + " + c_lane[k];");
+}
+
+std::string ReduceModel::run_length() const {
+  return "red.d[" + std::to_string(s_.reduced.size() - 1) + "]";
 }
 
 std::string ReduceModel::covered_vector(int j) const {

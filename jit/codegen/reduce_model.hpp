@@ -103,6 +103,8 @@ class ReduceModel {
   void covered_group(SourceWriter& w) const;
   // The address of operand j's covering vector, after covered_group.
   std::string covered_vector(int j) const;
+  // Covered rows: the length of a run, the innermost reduced dim.
+  std::string run_length() const;
 
   Closure element_closure(int stage) const;
   // What stage `stage` computes at an element none of whose values are held

@@ -76,7 +76,7 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
     if (s.covered) {
       k.model().covered_group(w);
       // A run that starts late in its first vector ends a vector sooner.
-      w.open("if (c_lane[k] < red.d[" + std::to_string(s.reduced.size() - 1) + "])");
+      w.open("if (c_lane[k] < " + k.model().run_length() + ")");
     }
     for (const std::string& l : loads) w.line(l);
     if (s.covered) w.close();
