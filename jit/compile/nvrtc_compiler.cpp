@@ -118,7 +118,8 @@ std::vector<char> output(const Program& program, bool cubin) {
 
 }  // namespace
 
-// The identifier before the first parenthesis that is not __launch_bounds__'s.
+// The identifier before the first parenthesis that is not an attribute's
+// (__launch_bounds__, __cluster_dims__).
 std::string kernel_name_of(const std::string& source) {
   const std::size_t global = source.find("__global__");
   std::size_t from = global;
@@ -133,7 +134,10 @@ std::string kernel_name_of(const std::string& source) {
       --begin;
     }
     const std::string name = source.substr(begin, end - begin);
-    if (name != "__launch_bounds__") return name.empty() ? "kernel" : name;
+    // Attributes with arguments come before the name.
+    if (name != "__launch_bounds__" && name != "__cluster_dims__") {
+      return name.empty() ? "kernel" : name;
+    }
     from = source.find(')', paren);
   }
   return "kernel";

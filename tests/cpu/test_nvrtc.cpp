@@ -121,6 +121,16 @@ TEST_CASE("NVRTC rejecting a kernel throws CompileError with the source and the 
   }
 }
 
+TEST_CASE("a kernel's name is found past its attributes", "[host][jit]") {
+  using nf::jit::kernel_name_of;
+  CHECK(kernel_name_of("extern \"C\" __global__ void nf_a(float* x) {}") == "nf_a");
+  CHECK(kernel_name_of("extern \"C\" __global__ void __launch_bounds__(256) nf_b(\n"
+                       "    float* x) {}") == "nf_b");
+  CHECK(kernel_name_of("extern \"C\" __global__ void __cluster_dims__(8, 1, 1) "
+                       "__launch_bounds__(256) nf_c(float* x) {}") == "nf_c");
+  CHECK(kernel_name_of("__device__ int f(int x) { return x; }") == "kernel");
+}
+
 TEST_CASE("nvrtc_version is major.minor", "[host][jit]") {
   const std::string version = nf::jit::nvrtc_version();
   const std::size_t dot = version.find('.');
