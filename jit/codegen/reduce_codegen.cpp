@@ -234,8 +234,8 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
   if (s.vec > 1) w.close();
   for (int o : pass.vector_writes) {
     const int j = int(s.reads.size()) + o;
-    w.line("*(" + m_.vec_type(s.writes[o].dtype) + "*)(" + m_.group_at(j, "g") + ") = w_out" +
-           std::to_string(o) + ";");
+    w.line("nf_store_vector((" + m_.vec_type(s.writes[o].dtype) + "*)(" + m_.group_at(j, "g") +
+           "), w_out" + std::to_string(o) + ");");
   }
 }
 

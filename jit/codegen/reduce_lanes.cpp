@@ -13,9 +13,12 @@ constexpr int kSplitThreads = 256;  // threads of a block of a split row
 constexpr int kColumnFill = 8;      // blocks of columns a device takes for each of rows
 constexpr int kMinColumnShare = 8;  // elements of a chunk of a column a thread takes, at least
 constexpr int kMaxGathered = 16;    // partial results of a column a thread combines, at most
-// Groups of a shifted row that writes elements, at least: more than a block
-// of kMaxRowThreads holds at the default ReduceLimits::max_held.
-constexpr int kShiftedWritten = kMaxRowThreads * 8;
+// Vectors' width of elements in a shifted row that writes elements, at
+// least. Rows of 2-byte elements 323 to 5793 long broadcast back ran 25%
+// faster shifted (their vectors stored whole, nf_store_vector); rows of 4 to
+// 15 vectors (34 to 76 halves, 46 and 63 floats, 26 doubles) 8% to 180%
+// slower, their ends an element a thread (H100, bench/RESULTS.md).
+constexpr int kShiftedWritten = 32;
 
 constexpr int kWarp = 32;
 
@@ -65,10 +68,9 @@ class Rows final : public ReduceLanes {
       for (std::int64_t k : operand(varying[0]).kept) aligned = aligned && k % width == 0;
     }
     // Shifted where measured faster than scalars on an H100 (bench/RESULTS.md):
-    // rows that are reduced alone, and rows that also write elements where
-    // they are longer than a block holds (shared by a cluster, or split);
-    // not where everything is one output, whose scalar split is at copy
-    // speed already.
+    // rows that are reduced alone from two vectors on, and rows that also
+    // write elements from kShiftedWritten; not where everything is one
+    // output, whose scalar split is at copy speed already.
     const std::int64_t least = (writes_elements(spec) ? kShiftedWritten : 2) * width;
     spec.shifted = together && !aligned && !varying.empty() && !spec.kept.empty() && n >= least;
     spec.vec = aligned || spec.shifted ? int(width)

@@ -81,6 +81,27 @@ struct __align__(sizeof(T) * N) nf_vec {
   T v[N];
 };
 
+// Stores a whole vector with one instruction. Where the address is found at
+// run time (a shifted row's groups start `head` elements in), NVVM stored the
+// first group of 2-byte lanes a lane or two at a time, eight stores for one
+// of 16 bytes, whatever the pointer's type or alignment hint said, and the
+// shifted rows of halves broadcast back ran L2-bound (bench/RESULTS.md). No
+// "memory" clobber: the kernels' arrays are __restrict__, no thread reads
+// what it stored, and the loads of later groups may still move ahead of it.
+template <class T, int N>
+__device__ __forceinline__ void nf_store_vector(nf_vec<T, N>* p, const nf_vec<T, N>& v) {
+#if !defined(NF_EMULATOR)
+  if constexpr (sizeof(v) == 16) {
+    unsigned u[4];
+    memcpy(u, &v, sizeof u);
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(u[0]), "r"(u[1]),
+                 "r"(u[2]), "r"(u[3]));
+    return;
+  }
+#endif
+  *p = v;
+}
+
 // On sm_90 and later numfuse launches a kernel before the kernel ahead of it
 // in the stream has finished (programmatic dependent launch), so that its
 // launch and the placing of its blocks overlap that kernel's last blocks

@@ -439,3 +439,23 @@ TEST_CASE("reduction kernels that hold elements in registers spill none of them"
     }
   }
 }
+
+TEST_CASE("rows broadcast back store each vector with one instruction", "[host][codegen]") {
+  // Rows of odd width are read and written in vectors from `head` elements
+  // in, an address found at run time; NVVM stored the first of them a lane
+  // or two at a time until nf_store_vector (bench/RESULTS.md). Each thread
+  // stores its vectors whole and at most one element of the row's ends.
+  for (nf::DType dtype : {nf::f16, nf::bf16, nf::f32, nf::f64}) {
+    for (const nf::Shape& shape : {nf::Shape{323, 323, 323}, nf::Shape{5793, 5793}}) {
+      const nf::Expr x(nf::planned_array(dtype, shape));
+      const std::vector<std::string> sources = nf::plan({x - nf::mean(x, -1)}).sources();
+      REQUIRE(sources.size() == 1);
+      INFO(nf::name(dtype) << " " << nf::to_string(shape) << ": "
+                           << sources[0].substr(sources[0].find("// signature:"), 120));
+      CHECK(count(sources[0], ";shifted;") == 1);
+      const std::string ptx = nf::jit::compile_ptx(sources[0], "sm_90");
+      CHECK(count(ptx, "st.global.v4.") >= 1);
+      CHECK(count(ptx, "st.global") - count(ptx, "st.global.v4.") <= 1);
+    }
+  }
+}
