@@ -14,7 +14,7 @@ constexpr int kColumnFill = 8;      // blocks of columns a device takes for each
 constexpr int kMinColumnShare = 8;  // elements of a chunk of a column a thread takes, at least
 constexpr int kMaxGathered = 16;    // partial results of a column a thread combines, at most
 // Vectors' width of elements in a shifted row that writes elements, at
-// least. Rows of 2-byte elements 323 to 5793 long broadcast back ran 25%
+// least. Rows of 2-byte elements 323 to 33938 long broadcast back ran 14-35%
 // faster shifted (their vectors stored whole, nf_store_vector); rows of 4 to
 // 15 vectors (34 to 76 halves, 46 and 63 floats, 26 doubles) 8% to 180%
 // slower, their ends an element a thread (H100, bench/RESULTS.md).
