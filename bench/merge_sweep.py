@@ -11,10 +11,10 @@ timed: numfuse's wall µs per call (back-to-back calls ended by a sync), not
 its CUDA-event µs. The peers' share of copy is their GB/s over the copy
 numfuse measured for the same bytes in its run (its GB/s over its of_copy).
 Tables: by class of pattern and dtype, numfuse's share of copy (median,
-worst, and how many cases reach 90% of it), each framework's time against numfuse's (median over the class's
-cases both ran; above 1: numfuse is faster) and the cases where numfuse is
-slower than the better peer; then the cases where numfuse trails the best
-peer most.
+worst, and how many cases reach 90% of it), each framework's time against
+numfuse's (median over the class's cases both ran; above 1: numfuse is
+faster) and the cases where numfuse is slower than the better peer; then the
+cases where numfuse trails the best peer most.
 """
 import argparse
 import datetime
