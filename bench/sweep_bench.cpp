@@ -38,6 +38,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -65,9 +66,11 @@ struct Options {
   std::vector<int> ranks = {1, 2, 3, 4};
   std::set<std::string> patterns;  // empty: all
   unsigned seed = 1;
-  bool list = false;            // print the grid's rows, without timing them (no GPU needed)
-  bool signatures = false;      // listed rows name their kernels' signatures
-  std::set<std::string> cases;  // the rows to take (case_key); empty: all
+  bool list = false;        // print the grid's rows, without timing them (no GPU needed)
+  bool signatures = false;  // listed rows name their kernels' signatures
+  // The rows to take (case_key), where --cases names a file; a file that
+  // names none takes none.
+  std::optional<std::set<std::string>> cases;
 };
 
 // One statement of the grid: the shapes of its inputs (random normal values,
@@ -323,6 +326,9 @@ std::set<std::string> read_cases(const std::string& path) {
   for (std::string line; std::getline(in, line);) {
     if (line.rfind('{', 0) == 0) keys.insert(case_key(line));
   }
+  if (keys.empty()) {
+    std::fprintf(stderr, "sweep_bench: the cases file \"%s\" names no rows\n", path.c_str());
+  }
   return keys;
 }
 
@@ -421,7 +427,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto taken = [&](const std::string& row) {
-    return o.cases.empty() || o.cases.count(case_key(row)) != 0;
+    return !o.cases || o.cases->count(case_key(row)) != 0;
   };
   std::mt19937 rng(o.seed);
   if (o.list) {
