@@ -22,9 +22,11 @@
 // rows a change reaches (bench/changed_cases.py). `--cases FILE` takes only
 // the rows of the grid that FILE's lines name (work, operand, form, shape and
 // dtype, as these rows give them): a change timed where it changes kernels.
+// `--seeds S,T,...` takes the union of the grids of several seeds of the
+// random shapes (each row once), to measure a class over more shapes.
 //
 //   sweep_bench [--quick] [--sizes 4M,64M] [--dtypes f32,f16] [--ranks 1,2]
-//               [--patterns elementwise,broadcast,...] [--seed S]
+//               [--patterns elementwise,broadcast,...] [--seed S | --seeds S,T]
 //               [--list [--signatures]] [--cases FILE]
 //
 // Sizes take K, M and G suffixes (powers of 1024) and count one input's bytes.
@@ -65,7 +67,9 @@ struct Options {
   std::vector<nf::DType> dtypes = {nf::f32, nf::f16, nf::bf16, nf::f64};
   std::vector<int> ranks = {1, 2, 3, 4};
   std::set<std::string> patterns;  // empty: all
-  unsigned seed = 1;
+  // The seeds of the random shapes: the grid is the union of each seed's,
+  // each row once (the equal and odd shapes are every seed's).
+  std::vector<unsigned> seeds = {1};
   bool list = false;        // print the grid's rows, without timing them (no GPU needed)
   bool signatures = false;  // listed rows name their kernels' signatures
   // The rows to take (case_key), where --cases names a file; a file that
@@ -368,6 +372,35 @@ std::vector<std::pair<std::string, nf::Shape>> grid_shapes(const Options& o, nf:
   return out;
 }
 
+// A row of the grid: its statement, its dtype, and its JSON line so far
+// (row_of).
+struct Row {
+  Case c;
+  nf::DType dtype;
+  std::string text;
+};
+
+// The rows of the grid `o` names, and of them those its cases file names:
+// each seed's grid in turn, a row an earlier seed's had once.
+std::vector<Row> grid_rows(const Options& o) {
+  std::vector<Row> rows;
+  std::set<std::string> seen;
+  for (unsigned seed : o.seeds) {
+    std::mt19937 rng(seed);
+    for (nf::DType t : o.dtypes) {
+      for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
+        for (Case& c : cases_of(shape, t, o.patterns)) {
+          std::string text = row_of(c, form, shape, t);
+          const std::string key = case_key(text);
+          if ((o.cases && !o.cases->count(key)) || !seen.insert(key).second) continue;
+          rows.push_back({std::move(c), t, std::move(text)});
+        }
+      }
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -412,37 +445,37 @@ int main(int argc, char** argv) {
     } else if (a == "--cases" && has_value) {
       o.cases = read_cases(argv[++i]);
     } else if (a == "--seed" && has_value) {
-      o.seed = unsigned(std::strtoul(argv[++i], nullptr, 10));
+      o.seeds = {unsigned(std::strtoul(argv[++i], nullptr, 10))};
+    } else if (a == "--seeds" && has_value) {
+      o.seeds.clear();
+      for (const std::string& s : split(argv[++i])) {
+        o.seeds.push_back(unsigned(std::strtoul(s.c_str(), nullptr, 10)));
+      }
     } else {
       std::fprintf(stderr,
                    "usage: sweep_bench [--quick] [--sizes 4M,64M] [--dtypes f32,f16] "
                    "[--ranks 1,2] [--patterns elementwise,broadcast,transposed,stepped,reduce,"
-                   "reduce-back] [--seed S] [--list [--signatures]] [--cases FILE]\n");
+                   "reduce-back] [--seed S | --seeds S,T] [--list [--signatures]] "
+                   "[--cases FILE]\n");
       return 2;
     }
+  }
+  if (o.seeds.empty()) {
+    std::fprintf(stderr, "sweep_bench: --seeds names no seed\n");
+    return 2;
   }
   if (o.signatures && !o.list) {
     std::fprintf(stderr,
                  "sweep_bench: --signatures names the kernels of listed rows: give --list\n");
     return 2;
   }
-  const auto taken = [&](const std::string& row) {
-    return !o.cases || o.cases->count(case_key(row)) != 0;
-  };
-  std::mt19937 rng(o.seed);
   if (o.list) {
-    int rows = 0;
-    for (nf::DType t : o.dtypes) {
-      for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
-        for (const Case& c : cases_of(shape, t, o.patterns)) {
-          const std::string row = row_of(c, form, shape, t);
-          if (!taken(row)) continue;
-          std::printf("%s%s}\n", row.c_str(), o.signatures ? signatures_of(c, t).c_str() : "");
-          ++rows;
-        }
-      }
+    const std::vector<Row> rows = grid_rows(o);
+    for (const Row& r : rows) {
+      std::printf("%s%s}\n", r.text.c_str(),
+                  o.signatures ? signatures_of(r.c, r.dtype).c_str() : "");
     }
-    std::fprintf(stderr, "sweep_bench: %d rows\n", rows);
+    std::fprintf(stderr, "sweep_bench: %zu rows\n", rows.size());
     return 0;
   }
   if (nf::cuda::device_count() == 0) {
@@ -451,7 +484,7 @@ int main(int argc, char** argv) {
   }
   const auto& info = nf::cuda::device_info(0);
   std::printf("device: %s (%s, %d SMs)\n", info.name.c_str(), info.arch().c_str(), info.sm_count);
-  nf::seed(o.seed);
+  nf::seed(o.seeds.front());
 
   // A copy moving the same bytes (read and written), once per byte count.
   std::map<std::int64_t, double> copy_gbps;
@@ -466,25 +499,21 @@ int main(int argc, char** argv) {
   };
 
   int rows = 0;
-  for (nf::DType t : o.dtypes) {
-    for (const auto& [form, shape] : grid_shapes(o, t, rng)) {
-      for (const Case& c : cases_of(shape, t, o.patterns)) {
-        if (!taken(row_of(c, form, shape, t))) continue;
-        std::vector<nf::Array> x;
-        for (const nf::Shape& in : c.inputs) x.push_back(nf::randn(in, t));
-        const int kernels = nf::plan({c.expr(x)}).kernel_count();
-        nf::Array y;
-        const double us = bench::time_us([&] { y = c.expr(x); });
-        const double wall = wall_us([&] { y = c.expr(x); }, us);
-        const double gbps = double(c.bytes) / (us * 1e-6) / 1e9;
-        std::printf(
-            "%s,\"fw\":\"numfuse\",\"us\":%.2f,\"GBps\":%.1f,\"of_copy\":%.3f,"
-            "\"wall_us\":%.2f,\"kernels\":%d}\n",
-            row_of(c, form, shape, t).c_str(), us, gbps, gbps / copy_of(c.bytes), wall, kernels);
-        std::fflush(stdout);
-        ++rows;
-      }
-    }
+  for (const Row& r : grid_rows(o)) {
+    const Case& c = r.c;
+    std::vector<nf::Array> x;
+    for (const nf::Shape& in : c.inputs) x.push_back(nf::randn(in, r.dtype));
+    const int kernels = nf::plan({c.expr(x)}).kernel_count();
+    nf::Array y;
+    const double us = bench::time_us([&] { y = c.expr(x); });
+    const double wall = wall_us([&] { y = c.expr(x); }, us);
+    const double gbps = double(c.bytes) / (us * 1e-6) / 1e9;
+    std::printf(
+        "%s,\"fw\":\"numfuse\",\"us\":%.2f,\"GBps\":%.1f,\"of_copy\":%.3f,"
+        "\"wall_us\":%.2f,\"kernels\":%d}\n",
+        r.text.c_str(), us, gbps, gbps / copy_of(c.bytes), wall, kernels);
+    std::fflush(stdout);
+    ++rows;
   }
   std::fprintf(stderr, "sweep_bench: %d rows\n", rows);
   return 0;
