@@ -24,90 +24,39 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// A strip: W columns, from c0, of all R rows of one a. Staged, row r's
+// elements lie `lead(r)` elements into its U units of V elements in shared
+// memory.
 template <class T, int W>
-__global__ void __launch_bounds__(kThreads) strips(T* out, const T* in, int R, int C, int tiles) {
-  constexpr int V = 16 / sizeof(T);  // elements of a unit
-  constexpr int U = W / V + 1;       // units of a row, at most
-  constexpr int TR = kThreads / W;   // threads of a column
-  extern __shared__ __align__(16) unsigned char sm[];
-  __shared__ float red[kThreads];
-  __shared__ float mean[W];
-  T* s = (T*)sm;
-  const long a = blockIdx.x / tiles;
-  const int c0 = (blockIdx.x % tiles) * W, c1 = min(C, c0 + W);
-  const long first = a * R * C + c0;  // element (a, 0, c0)
-  // Row r's units start at unit (first + r * C) / V; its element c0 lies
-  // `lead(r)` elements into them.
-  auto lead = [&](int r) { return int((first + long(r) * C) % V); };
-  for (int i = threadIdx.x; i < R * U; i += kThreads) {
-    const int r = i / U, k = i % U;
-    const long e0 = first + long(r) * C - lead(r);  // the first unit's first element
-    if (e0 + long(k) * V < first + long(r) * C + (c1 - c0)) {
-      fetch16(&s[(r * U + k) * V], &in[e0 + long(k) * V]);
-    }
-  }
-  fetched();
-  __syncthreads();
-  const int o = threadIdx.x % W, tr = threadIdx.x / W;
-  float v = 0;
-  if (c0 + o < c1) {
-    for (int r = tr; r < R; r += TR) v += tof(s[r * U * V + lead(r) + o]);
-  }
-  red[threadIdx.x] = v;
-  __syncthreads();
-  if (tr == 0) {
-    float sum = 0;
-    for (int t = 0; t < TR; ++t) sum += red[t * W + o];
-    mean[o] = sum / R;
-  }
-  __syncthreads();
-  const float m = mean[o];
-  if (c0 + o < c1) {
-    for (int r = tr; r < R; r += TR) {
-      out[first + long(r) * C + o] = fromf<T>(tof(s[r * U * V + lead(r) + o]) - m);
-    }
-  }
-}
+struct Strip {
+  static constexpr int V = 16 / sizeof(T);  // elements of a unit
+  static constexpr int U = W / V + 1;       // units of a row, at most
+  static constexpr int TR = kThreads / W;   // threads of a column
+  int R, C, c0, c1;
+  long first;  // element (a, 0, c0)
 
-// Persistent blocks over the strips, two buffers deep: the next strip's
-// copies are in flight while this one is reduced and stored (elements).
-template <class T, int W>
-__global__ void __launch_bounds__(kThreads) pipelined(T* out, const T* in, int R, int C, int tiles,
-                                                      long strips_in_all) {
-  constexpr int V = 16 / sizeof(T);
-  constexpr int U = W / V + 1;
-  constexpr int TR = kThreads / W;
-  extern __shared__ __align__(16) unsigned char sm[];
-  __shared__ float red[kThreads];
-  __shared__ float mean[W];
-  const int o = threadIdx.x % W, tr = threadIdx.x / W;
-  auto stage = [&](long strip, T* s) {
-    const long a = strip / tiles;
-    const int c0 = (strip % tiles) * W, c1 = min(C, c0 + W);
-    const long first = a * R * C + c0;
+  __device__ Strip(long strip, int rows, int cols, int tiles)
+      : R(rows),
+        C(cols),
+        c0(int(strip % tiles) * W),
+        c1(min(cols, c0 + W)),
+        first(strip / tiles * rows * cols + c0) {}
+  __device__ int lead(int r) const { return int((first + long(r) * C) % V); }
+
+  // Starts copying each row's units into `s` (cp.async, not committed).
+  __device__ void stage(T* s, const T* in) const {
     for (int i = threadIdx.x; i < R * U; i += kThreads) {
       const int r = i / U, k = i % U;
-      const long row = first + long(r) * C, e0 = row - row % V;
-      if (e0 + long(k) * V < row + (c1 - c0)) fetch16(&s[(r * U + k) * V], &in[e0 + long(k) * V]);
+      const long e0 = first + long(r) * C - lead(r);  // the first unit's first element
+      if (e0 + long(k) * V < first + long(r) * C + (c1 - c0)) {
+        fetch16(&s[(r * U + k) * V], &in[e0 + long(k) * V]);
+      }
     }
-    commit();
-  };
-  long strip = blockIdx.x;
-  int buf = 0;
-  if (strip < strips_in_all) stage(strip, (T*)sm);
-  for (; strip < strips_in_all; strip += gridDim.x, buf ^= 1) {
-    T* s = (T*)sm + buf * R * U * V;
-    if (strip + gridDim.x < strips_in_all) {
-      stage(strip + gridDim.x, (T*)sm + (buf ^ 1) * R * U * V);
-      all_but_last_arrived<1>();
-    } else {
-      fetched();
-    }
-    __syncthreads();
-    const long a = strip / tiles;
-    const int c0 = (strip % tiles) * W, c1 = min(C, c0 + W);
-    const long first = a * R * C + c0;
-    auto lead = [&](int r) { return int((first + long(r) * C) % V); };
+  }
+  // Once `s` holds the strip: each column's mean, and x - mean stored an
+  // element a thread.
+  __device__ void reduce_and_store(T* out, const T* s, float* red, float* mean) const {
+    const int o = threadIdx.x % W, tr = threadIdx.x / W;
     float v = 0;
     if (c0 + o < c1) {
       for (int r = tr; r < R; r += TR) v += tof(s[r * U * V + lead(r) + o]);
@@ -126,15 +75,55 @@ __global__ void __launch_bounds__(kThreads) pipelined(T* out, const T* in, int R
         out[first + long(r) * C + o] = fromf<T>(tof(s[r * U * V + lead(r) + o]) - m);
       }
     }
+  }
+};
+
+template <class T, int W>
+__global__ void __launch_bounds__(kThreads) strips(T* out, const T* in, int R, int C, int tiles) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  __shared__ float red[kThreads];
+  __shared__ float mean[W];
+  const Strip<T, W> strip(blockIdx.x, R, C, tiles);
+  strip.stage((T*)sm, in);
+  fetched();
+  __syncthreads();
+  strip.reduce_and_store(out, (const T*)sm, red, mean);
+}
+
+// Persistent blocks over the strips, two buffers deep: the next strip's
+// copies are in flight while this one is reduced and stored (elements).
+template <class T, int W>
+__global__ void __launch_bounds__(kThreads)
+    pipelined(T* out, const T* in, int R, int C, int tiles, long strips_in_all) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  __shared__ float red[kThreads];
+  __shared__ float mean[W];
+  const int held = R * Strip<T, W>::U * Strip<T, W>::V;  // elements of a buffer
+  long strip = blockIdx.x;
+  int buf = 0;
+  if (strip < strips_in_all) {
+    Strip<T, W>(strip, R, C, tiles).stage((T*)sm, in);
+    commit();
+  }
+  for (; strip < strips_in_all; strip += gridDim.x, buf ^= 1) {
+    T* s = (T*)sm + buf * held;
+    if (strip + gridDim.x < strips_in_all) {
+      Strip<T, W>(strip + gridDim.x, R, C, tiles).stage((T*)sm + (buf ^ 1) * held, in);
+      commit();
+      all_but_last_arrived<1>();
+    } else {
+      fetched();
+    }
+    __syncthreads();
+    Strip<T, W>(strip, R, C, tiles).reduce_and_store(out, s, red, mean);
     __syncthreads();  // the buffer is staged into again next strip but one
   }
 }
 
 template <class T, int W>
 void time_pipelined(T* out, const T* in, int A, int R, int C, float copy_us) {
-  constexpr int V = 16 / sizeof(T), U = W / V + 1;
   const int tiles = (C + W - 1) / W;
-  const int smem = 2 * R * U * 16;
+  const int smem = 2 * R * Strip<T, W>::U * 16;
   if (smem > 227 * 1024) return;
   CK(cudaFuncSetAttribute(pipelined<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int per_sm = 0;
@@ -143,25 +132,23 @@ void time_pipelined(T* out, const T* in, int A, int R, int C, float copy_us) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long all = long(A) * tiles;
   const long blocks = std::min<long>(all, long(per_sm) * sms);
-  const float us = median_us(
-      [&] { pipelined<T, W><<<blocks, kThreads, smem>>>(out, in, R, C, tiles, all); });
+  const float us =
+      median_us([&] { pipelined<T, W><<<blocks, kThreads, smem>>>(out, in, R, C, tiles, all); });
   printf("  W=%-4d %-8s blocks %7ld (%d an SM) smem %6d  %8.2f us  %5.1f%% of copy\n", W,
          "pipelined", blocks, per_sm, smem, us, 100.0 * copy_us / us);
 }
 
 template <class T, int W>
-void time_strips(T* out, const T* in, int A, int R, int C, float copy_us, std::size_t bytes) {
-  constexpr int V = 16 / sizeof(T), U = W / V + 1;
+void time_strips(T* out, const T* in, int A, int R, int C, float copy_us) {
   const int tiles = (C + W - 1) / W;
-  const int smem = R * U * 16;
+  const int smem = R * Strip<T, W>::U * 16;
   if (smem > 227 * 1024) return;
-  CK(cudaFuncSetAttribute(strips<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          smem));
+  CK(cudaFuncSetAttribute(strips<T, W>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int per_sm = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, strips<T, W>, kThreads, smem));
   const long blocks = long(A) * tiles;
-  const float us = median_us(
-      [&] { strips<T, W><<<blocks, kThreads, smem>>>(out, in, R, C, tiles); });
+  const float us =
+      median_us([&] { strips<T, W><<<blocks, kThreads, smem>>>(out, in, R, C, tiles); });
   printf("  W=%-4d %-8s blocks %7ld (%d an SM) smem %6d  %8.2f us  %5.1f%% of copy\n", W,
          "elements", blocks, per_sm, smem, us, 100.0 * copy_us / us);
 }
@@ -194,10 +181,10 @@ void run(int A, int R, int C) {
     }
     printf("  max error %.3g\n", bad);
   };
-  time_strips<T, 32>(out, in, A, R, C, copy, bytes);
-  time_strips<T, 64>(out, in, A, R, C, copy, bytes);
-  time_strips<T, 128>(out, in, A, R, C, copy, bytes);
-  time_strips<T, 256>(out, in, A, R, C, copy, bytes);
+  time_strips<T, 32>(out, in, A, R, C, copy);
+  time_strips<T, 64>(out, in, A, R, C, copy);
+  time_strips<T, 128>(out, in, A, R, C, copy);
+  time_strips<T, 256>(out, in, A, R, C, copy);
   check();
   time_pipelined<T, 32>(out, in, A, R, C, copy);
   time_pipelined<T, 64>(out, in, A, R, C, copy);
@@ -215,14 +202,14 @@ int main(int argc, char** argv) {
     argv[1][1] == '1' ? run<__half>(A, R, C) : run<float>(A, R, C);
     return 0;
   }
-  run<__half>(1, 323, 104329);   // (323, 323, 323) over axis 0
-  run<__half>(323, 323, 323);    // over axis 1
-  run<__half>(1, 22, 1515294);   // (22, 28061, 54) over axis 0
-  run<__half>(75, 75, 5625);     // (75, 75, 75, 75) over axis 1
-  run<__half>(5625, 75, 75);     // over axis 2
-  run<__half>(702, 110, 429);    // (27, 26, 110, 429) over axis 2
-  run<float>(1, 255, 65025);     // (255, 255, 255) over axis 0
-  run<float>(255, 255, 255);     // over axis 1
-  run<__half>(1, 324, 104976);   // even widths: (324, 324, 324) over axis 0
+  run<__half>(1, 323, 104329);  // (323, 323, 323) over axis 0
+  run<__half>(323, 323, 323);   // over axis 1
+  run<__half>(1, 22, 1515294);  // (22, 28061, 54) over axis 0
+  run<__half>(75, 75, 5625);    // (75, 75, 75, 75) over axis 1
+  run<__half>(5625, 75, 75);    // over axis 2
+  run<__half>(702, 110, 429);   // (27, 26, 110, 429) over axis 2
+  run<float>(1, 255, 65025);    // (255, 255, 255) over axis 0
+  run<float>(255, 255, 255);    // over axis 1
+  run<__half>(1, 324, 104976);  // even widths: (324, 324, 324) over axis 0
   return 0;
 }

@@ -48,8 +48,8 @@ __device__ __forceinline__ uint4 load(const uint4* p, bool hinted, unsigned long
 }
 __device__ __forceinline__ void store(uint4* p, uint4 v, bool streaming) {
   if (streaming) {
-    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y),
-                 "r"(v.z), "r"(v.w)
+    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
                  : "memory");
   } else {
     asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
@@ -125,8 +125,10 @@ void run(long mib) {
       second<<<g, kThreads>>>(x, y, v.demote, v.streaming);
     });
     // The bound of one read and one write, against the two passes' time.
-    printf("  %-40s first %7.2f  second %7.2f  both %7.2f us  saved %5.1f%%  of one-read bound %5.1f%%\n",
-           v.name, a, b, ab, 100.0 * (a + b - ab) / (a + b), 100.0 * copy / ab);
+    printf(
+        "  %-40s first %7.2f  second %7.2f  both %7.2f us  saved %5.1f%%  of one-read bound "
+        "%5.1f%%\n",
+        v.name, a, b, ab, 100.0 * (a + b - ab) / (a + b), 100.0 * copy / ab);
   }
   CK(cudaFree(x));
   CK(cudaFree(y));
