@@ -444,12 +444,17 @@ int main(int argc, char** argv) {
       o.signatures = true;
     } else if (a == "--cases" && has_value) {
       o.cases = read_cases(argv[++i]);
-    } else if (a == "--seed" && has_value) {
-      o.seeds = {unsigned(std::strtoul(argv[++i], nullptr, 10))};
-    } else if (a == "--seeds" && has_value) {
+    } else if ((a == "--seed" || a == "--seeds") && has_value) {
       o.seeds.clear();
       for (const std::string& s : split(argv[++i])) {
-        o.seeds.push_back(unsigned(std::strtoul(s.c_str(), nullptr, 10)));
+        char* end = nullptr;
+        const unsigned long seed = std::strtoul(s.c_str(), &end, 10);
+        if (s.empty() || *end != '\0' || s[0] == '-' || seed > 0xffffffffUL) {
+          std::fprintf(stderr, "sweep_bench: a seed is a number from 0 to 2^32 - 1, got \"%s\"\n",
+                       s.c_str());
+          return 2;
+        }
+        o.seeds.push_back(unsigned(seed));
       }
     } else {
       std::fprintf(stderr,
