@@ -33,9 +33,10 @@ class Rows final : public ReduceLanes {
   // 16-byte vector loads where every varying operand lies contiguous along
   // its rows and every row starts on a vector boundary; where rows start
   // elsewhere but at the same place in a vector for every operand (rows of
-  // odd width), shifted vectors; over several reduced dims, vectors along
-  // the innermost where its runs allow (runs_in_vectors); then as many
-  // threads a row as take about kGroupsPerThread groups each.
+  // odd width), shifted vectors; else vectors of the widest boundary every
+  // row starts on; over several reduced dims, vectors along the innermost
+  // where its runs allow (runs_in_vectors); then as many threads a row as
+  // take about kGroupsPerThread groups each.
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>& offsets) const override {
     const auto operand = [&](std::size_t j) -> const ReduceOperand& {
       return j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
@@ -62,18 +63,34 @@ class Rows final : public ReduceLanes {
         together = together && (o.kept[d] - first.kept[d]) % width == 0;
       }
     }
-    bool aligned = together && n % width == 0;
-    if (!varying.empty()) {
-      aligned = aligned && offsets[varying[0]] % width == 0;
-      for (std::int64_t k : operand(varying[0]).kept) aligned = aligned && k % width == 0;
-    }
+    // Whether every row starts on a boundary of w elements in every varying
+    // operand and is a whole number of them long.
+    const auto rows_start_on = [&](std::int64_t w) {
+      bool on = contiguous_rows && n % w == 0;
+      for (std::size_t j : varying) {
+        on = on && offsets[j] % w == 0;
+        for (std::int64_t k : operand(j).kept) on = on && k % w == 0;
+      }
+      return on;
+    };
+    const bool aligned = rows_start_on(width);
     // Shifted where measured faster than scalars on an H100 (bench/RESULTS.md):
     // rows that are reduced alone from two vectors on, and rows that also
     // write elements from kShiftedWritten; not where everything is one
     // output, whose scalar split is at copy speed already.
     const std::int64_t least = (writes_elements(spec) ? kShiftedWritten : 2) * width;
     spec.shifted = together && !aligned && !varying.empty() && !spec.kept.empty() && n >= least;
+    // Rows neither aligned nor shifted that start on a narrower boundary
+    // (rows of 76 halves on 8 bytes) are read in vectors of that width:
+    // x - mean(x, 3) of (76, 76, 76, 76) f16 ran 47.0 us where elements ran
+    // 60.4. Not where everything is one output: sums of every axis of
+    // halves on 4 bytes ran 5-25% slower so (H100, bench/RESULTS.md).
+    std::int64_t narrow = 1;
+    for (std::int64_t w = width / 2; w > 1 && narrow == 1 && !spec.kept.empty(); w /= 2) {
+      if (rows_start_on(w)) narrow = w;
+    }
     spec.vec = aligned || spec.shifted ? int(width)
+               : narrow > 1            ? int(narrow)
                                        : runs_in_vectors(spec, operand, varying, offsets, width);
     spec.covered =
         spec.covered && spec.vec == 1 && covers_runs(spec, operand, varying, offsets, width);

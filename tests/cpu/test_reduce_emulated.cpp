@@ -359,6 +359,67 @@ TEST_CASE("emulated: rows of odd width in shifted vectors", "[emulated][cpu-back
   check_close(nf::Array(a(nf::all, nf::slice(0, 3))), first_columns, 0);  // untouched
 }
 
+TEST_CASE("emulated: rows on a narrower boundary in narrower vectors", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  nf::jit::ReduceLimits streamed;
+  streamed.max_held = 0;
+  streamed.split_below = 0;
+  nf::jit::ReduceLimits split = streamed;
+  split.split_below = 128;
+  split.chunk_groups = 8;
+  const std::vector<std::pair<const char*, nf::jit::ReduceLimits>> walks = {
+      {"held", {}}, {"streamed", streamed}, {"split", split}};
+  // Rows broadcast back too short to be shifted, whose width is a multiple
+  // of 2 or 4 elements but not of a 16-byte vector: 76 and 100 halves start
+  // on 8 bytes, 38 halves and 46 floats on 4 and 8.
+  struct Case {
+    nf::Array x;
+    int vec;
+  };
+  const std::vector<Case> cases = {
+      {nf::astype(nf::randn({7, 76}) * 2, nf::f16), 4},
+      {nf::astype(nf::randn({3, 100}) * 2, nf::bf16), 4},
+      {nf::astype(nf::randn({5, 38}) * 2, nf::f16), 2},
+      {nf::randn({6, 46}) * 2 + 1, 2},
+  };
+  for (const auto& [name, limits] : walks) {
+    for (const Case& c : cases) {
+      const nf::Array& x = c.x;
+      INFO(nf::to_string(x.shape()) << " " << nf::name(x.dtype()) << ", " << name);
+      const double tol = x.dtype() == nf::f32 ? 1e-4 : x.dtype() == nf::f16 ? 4e-3 : 3e-2;
+      Walk walk;
+      check_close(emulate({layernorm(x)}, {}, limits, &walk)[0], nf::Array(layernorm(x)), tol);
+      CHECK((!walk.shifted && walk.vec == c.vec));
+      check_close(emulate({softmax(x)}, {}, limits)[0], nf::Array(softmax(x)), tol);
+      nf::Array in_place = x.copy();
+      emulate({in_place - nf::mean(in_place, 1)}, {in_place}, limits, &walk);
+      CHECK(walk.vec == c.vec);
+      check_close(in_place, nf::Array(x - nf::mean(x, 1)), tol);
+      // Lanes past a thread's last group take no part: the first greatest
+      // is the row's own.
+      nf::Array ties = nf::floor(x * 2);
+      CHECK(emulate({nf::argmax(ties, 1)}, {}, limits)[0].to_vector<std::int64_t>() ==
+            nf::Array(nf::argmax(ties, 1)).to_vector<std::int64_t>());
+    }
+  }
+  // Rows of a view from its third column on: they start 2 floats into a
+  // vector where the output's start on one, so they are not shifted, but
+  // both start on 8 bytes.
+  nf::Array a = nf::randn({4, 1002});
+  const nf::Array view = a(nf::all, nf::slice(2, 1002));
+  const nf::Array before = view.copy();
+  Walk walk;
+  check_close(emulate({view - nf::mean(view, 1)}, {}, {}, &walk)[0],
+              nf::Array(before - nf::mean(before, 1)), 1e-4);
+  CHECK((!walk.shifted && walk.vec == 2));
+  // From its second column on: one float into a vector, so an element at a time.
+  const nf::Array odd = a(nf::all, nf::slice(1, 1001));
+  const nf::Array odd_before = odd.copy();
+  check_close(emulate({odd - nf::mean(odd, 1)}, {}, {}, &walk)[0],
+              nf::Array(odd_before - nf::mean(odd_before, 1)), 1e-4);
+  CHECK((!walk.shifted && walk.vec == 1));
+}
+
 TEST_CASE("emulated: an empty reduced axis gives the identities", "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   nf::Array a = nf::ones({4, 0});
