@@ -83,8 +83,9 @@ class Rows final : public ReduceLanes {
     // Rows neither aligned nor shifted that start on a narrower boundary
     // (rows of 76 halves on 8 bytes) are read in vectors of that width:
     // x - mean(x, 3) of (76, 76, 76, 76) f16 ran 47.0 us where elements ran
-    // 60.4. Not where everything is one output: sums of every axis of
-    // halves on 4 bytes ran 5-25% slower so (H100, bench/RESULTS.md).
+    // 60.4. Not where everything is one output: there they ran up to a
+    // quarter faster on some rows and slower on others (H100,
+    // bench/RESULTS.md).
     std::int64_t narrow = 1;
     for (std::int64_t w = width / 2; w > 1 && narrow == 1 && !spec.kept.empty(); w /= 2) {
       if (rows_start_on(w)) narrow = w;
