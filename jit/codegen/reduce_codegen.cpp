@@ -49,6 +49,14 @@ std::string ReduceKernel::text(KernelParams& params) const {
           "// vector, so each run is read as the aligned vectors of " +
           std::to_string(s.vec) +
           " elements that\n// cover it (cov), lanes outside the run left out.\n");
+  } else if (!s.columns && s.reduced.size() == 1 && s.vec > 1 && group_bytes(s) < 16) {
+    // Why one run is read in vectors narrower than 16 bytes (reduce_lanes).
+    w.raw("// Rows start on a boundary of " + std::to_string(s.vec) + " elements (" +
+          std::to_string(group_bytes(s)) +
+          " bytes) but not on a 16-byte vector,\n"
+          "// and are not shifted (too short, or their operands start at different\n"
+          "// places in a vector): they are read in vectors of " +
+          std::to_string(s.vec) + " elements.\n");
   } else if (!s.columns && s.reduced.size() > 1) {
     // Why rows over several reduced dims read as they do (reduce_lanes).
     const std::string dims = std::to_string(s.reduced.size());

@@ -124,6 +124,23 @@ TEST_CASE("rows over several reduced dims say how they are read", "[host][codege
   CHECK(run.find("// Rows lie over") == std::string::npos);
 }
 
+TEST_CASE("rows on a narrower boundary say so", "[host][codegen]") {
+  // Rows of 76 halves broadcast back start on 8 bytes: vectors of 4; of 80
+  // on 16 bytes: vectors of 8, nothing to say; reduced alone, rows of 76 are
+  // shifted vectors of 8.
+  const nf::Array x = nf::ones({9, 76}, nf::f16);
+  const std::string narrow = nf::kernel_source(x - nf::mean(x, 1));
+  CHECK(narrow.find("vec4;") != std::string::npos);
+  CHECK(narrow.find("// Rows start on a boundary of 4 elements (8 bytes) but not on a 16-byte") !=
+        std::string::npos);
+  const nf::Array y = nf::ones({9, 80}, nf::f16);
+  CHECK(nf::kernel_source(y - nf::mean(y, 1)).find("// Rows start on a boundary") ==
+        std::string::npos);
+  const std::string shifted = nf::kernel_source(nf::sum(x, 1));
+  CHECK(shifted.find("vec8;") != std::string::npos);
+  CHECK(shifted.find("// Rows start on a boundary") == std::string::npos);
+}
+
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores. var takes one pass where
   // the elements are not held (its deviations from each row's first element).
