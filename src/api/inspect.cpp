@@ -102,6 +102,11 @@ std::string Plan::to_string() const {
       o << describe(w, l) << " ";
     }
     o << "\n  moves " << bytes << " bytes\n";
+    if (step.read_again) {
+      // jit::kernel_schedule cut the statement here (ReduceWalk::stores_apart).
+      o << "  cut in two: its reductions go to memory and a later kernel broadcasts them\n"
+           "  back, which runs faster than this kernel's walk broadcasting them itself\n";
+    }
     total += bytes;
   }
   o << "total: " << s.steps.size() << " steps, " << total << " bytes\n";

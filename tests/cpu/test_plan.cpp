@@ -257,6 +257,13 @@ TEST_CASE("a reduction broadcast back is cut in two where its walk runs slower s
   CHECK(steps(nf::f16, {5793, 5793}, 1) == 1);
   CHECK(steps(nf::f32, {64, 64, 64, 64}, {0, 3}) == 1);
   CHECK(steps(nf::f16, {512, 512}, 0) == 1);
+  // The plan says where it cut, and why.
+  const auto says_cut = [](nf::DType t, const nf::Shape& shape, nf::Axes axes) {
+    const nf::Expr x = nf::planned_array(t, shape);
+    return nf::plan({x - nf::mean(x, axes)}).to_string().find("cut in two:") != std::string::npos;
+  };
+  CHECK(says_cut(nf::f16, {5793, 5793}, 0));
+  CHECK_FALSE(says_cut(nf::f32, {4096, 4096}, 0));
   // The reduction reads the rows last-first where they pass L2, so that the
   // elementwise kernel starts on the rows L2 holds; alone, first-first.
   const nf::Expr big = nf::planned_array(nf::f16, {5793, 5793});
