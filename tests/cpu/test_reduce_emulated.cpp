@@ -57,6 +57,22 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   return outputs;
 }
 
+// Limits that take rows to each walk of their own: held in registers (up to
+// `max_held` groups a thread), read again each pass, and split into chunks
+// of `chunk_groups` groups.
+std::vector<std::pair<const char*, nf::jit::ReduceLimits>> row_walks(int max_held,
+                                                                     int chunk_groups) {
+  nf::jit::ReduceLimits held;
+  held.max_held = max_held;
+  nf::jit::ReduceLimits streamed;
+  streamed.max_held = 0;
+  streamed.split_below = 0;
+  nf::jit::ReduceLimits split = streamed;
+  split.split_below = 128;
+  split.chunk_groups = chunk_groups;
+  return {{"held", held}, {"streamed", streamed}, {"split", split}};
+}
+
 // An array reduced over several axes, and the elements a group it takes.
 struct RunsCase {
   nf::Array x;
@@ -290,16 +306,8 @@ TEST_CASE("emulated: integer, boolean and half-precision reductions", "[emulated
 
 TEST_CASE("emulated: rows of odd width in shifted vectors", "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
-  nf::jit::ReduceLimits streamed;
-  streamed.max_held = 0;
-  streamed.split_below = 0;
-  nf::jit::ReduceLimits split = streamed;
-  split.split_below = 128;
-  split.chunk_groups = 400;
-  nf::jit::ReduceLimits held;
-  held.max_held = 32;  // a block of 1024 threads holds rows of 32768 groups
-  const std::vector<std::pair<const char*, const nf::jit::ReduceLimits*>> walks = {
-      {"held", &held}, {"streamed", &streamed}, {"split", &split}};
+  // A block of 1024 threads holds rows of 32768 groups.
+  const auto walks = row_walks(32, 400);
   // Each row starts at another place in its first group: rows of odd width,
   // f32 in groups of 4, f16 in groups of 8, f64 in groups of 2. Rows that
   // are only reduced are shifted from two groups on; rows that write
@@ -323,17 +331,17 @@ TEST_CASE("emulated: rows of odd width in shifted vectors", "[emulated][cpu-back
       // greatest are the row's own.
       Walk walk;
       nf::Array ties = nf::floor(x * 2);
-      CHECK(emulate({nf::argmax(ties, 1)}, {}, *limits, &walk)[0].to_vector<std::int64_t>() ==
+      CHECK(emulate({nf::argmax(ties, 1)}, {}, limits, &walk)[0].to_vector<std::int64_t>() ==
             nf::Array(nf::argmax(ties, 1)).to_vector<std::int64_t>());
       CHECK((walk.shifted && walk.vec == vec));
-      check_close(emulate({nf::min(x, 1)}, {}, *limits)[0], nf::Array(nf::min(x, 1)), 0);
-      check_close(emulate({nf::logsumexp(x, 1)}, {}, *limits)[0], nf::Array(nf::logsumexp(x, 1)),
+      check_close(emulate({nf::min(x, 1)}, {}, limits)[0], nf::Array(nf::min(x, 1)), 0);
+      check_close(emulate({nf::logsumexp(x, 1)}, {}, limits)[0], nf::Array(nf::logsumexp(x, 1)),
                   tol);
-      check_close(emulate({layernorm(x)}, {}, *limits, &walk)[0], nf::Array(layernorm(x)), tol);
+      check_close(emulate({layernorm(x)}, {}, limits, &walk)[0], nf::Array(layernorm(x)), tol);
       CHECK(walk.shifted == long_rows);
-      check_close(emulate({softmax(x)}, {}, *limits)[0], nf::Array(softmax(x)), tol);
+      check_close(emulate({softmax(x)}, {}, limits)[0], nf::Array(softmax(x)), tol);
       nf::Array in_place = x.copy();
-      emulate({in_place - nf::mean(in_place, 1)}, {in_place}, *limits);
+      emulate({in_place - nf::mean(in_place, 1)}, {in_place}, limits);
       check_close(in_place, nf::Array(x - nf::mean(x, 1)), tol);
     }
   }
@@ -361,14 +369,7 @@ TEST_CASE("emulated: rows of odd width in shifted vectors", "[emulated][cpu-back
 
 TEST_CASE("emulated: rows on a narrower boundary in narrower vectors", "[emulated][cpu-backend]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
-  nf::jit::ReduceLimits streamed;
-  streamed.max_held = 0;
-  streamed.split_below = 0;
-  nf::jit::ReduceLimits split = streamed;
-  split.split_below = 128;
-  split.chunk_groups = 8;
-  const std::vector<std::pair<const char*, nf::jit::ReduceLimits>> walks = {
-      {"held", {}}, {"streamed", streamed}, {"split", split}};
+  const auto walks = row_walks(nf::jit::ReduceLimits{}.max_held, 8);
   // Rows broadcast back too short to be shifted, whose width is a multiple
   // of 2 or 4 elements but not of a 16-byte vector: 76 and 100 halves start
   // on 8 bytes, 38 halves and 46 floats on 4 and 8.
