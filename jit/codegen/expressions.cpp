@@ -56,6 +56,10 @@ const char* storage_ctype(DType t) {
   }
 }
 
+std::string vector_ctype(DType t, int width) {
+  return "nf_vec<" + std::string(storage_ctype(t)) + ", " + std::to_string(width) + ">";
+}
+
 std::string load_expr(DType t, const std::string& ref) {
   switch (t) {
     case DType::b8:

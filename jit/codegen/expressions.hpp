@@ -14,6 +14,8 @@ namespace nf::jit {
 const char* compute_ctype(DType t);
 // The C type values of dtype t are stored in.
 const char* storage_ctype(DType t);
+// A vector of `width` stored values of dtype t (nf_vec, jit/runtime/nf_kernel.h).
+std::string vector_ctype(DType t, int width);
 // A stored value `ref` of dtype t as its compute type, and back.
 std::string load_expr(DType t, const std::string& ref);
 std::string store_expr(DType t, const std::string& value);

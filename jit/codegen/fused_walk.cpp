@@ -45,7 +45,7 @@ void compute_vector_groups(const FusedKernel& k, SourceWriter& w,
                            const std::function<std::string(std::size_t)>& read) {
   const FusedSpec& s = k.spec();
   const std::string W = std::to_string(s.vector_width), U = std::to_string(s.unroll);
-  auto vec = [&](DType t) { return "nf_vec<" + std::string(storage_ctype(t)) + ", " + W + ">"; };
+  auto vec = [&](DType t) { return vector_ctype(t, s.vector_width); };
   // No branch separates the loads from the arithmetic.
   w.line("#pragma unroll");
   w.open("for (int u = 0; u < " + U + "; ++u)");
@@ -64,8 +64,8 @@ void compute_vector_groups(const FusedKernel& k, SourceWriter& w,
   w.close();
   for (std::size_t j = 0; j < s.writes.size(); ++j) {
     const std::string J = std::to_string(j);
-    w.line("if (g < groups) *(" + vec(s.writes[j].dtype) + "*)(out" + J + " + g * " + W +
-           ") = v_out" + J + ";");
+    w.line("if (g < groups) nf_store_vector((" + vec(s.writes[j].dtype) + "*)(out" + J + " + g * " +
+           W + "), v_out" + J + ");");
   }
   w.close();
 }

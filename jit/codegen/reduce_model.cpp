@@ -184,7 +184,7 @@ std::string ReduceModel::ctype(int i) const {
 }
 
 std::string ReduceModel::vec_type(DType t) const {
-  return "nf_vec<" + std::string(storage_ctype(t)) + ", " + std::to_string(s_.vec) + ">";
+  return vector_ctype(t, s_.vec);
 }
 
 const ReduceOperand& ReduceModel::operand(int j) const {

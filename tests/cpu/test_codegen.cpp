@@ -13,6 +13,7 @@
 #include "compile/nvrtc_compiler.hpp"
 #include "graph/build.hpp"
 #include "graph/op_table.hpp"
+#include "plan/memory_layout.hpp"
 
 using nf::test::count;
 using nf::test::filled;
@@ -88,6 +89,26 @@ TEST_CASE("views read into flat outputs take vectors along the collapsed dims", 
   CHECK(stepped.find(";collapsed;in:f32/flat:f32/strided;") != std::string::npos);
   const std::string to_half = nf::kernel_source(nf::astype(a, nf::f16) * 2.0f);
   CHECK(to_half.find("nf_f32_to_f16_bits") != std::string::npos);
+}
+
+TEST_CASE("flat and broadcast vectors store each vector with one instruction", "[host][codegen]") {
+  // One definition stores every 16-byte vector a kernel writes
+  // (nf_store_vector): the fused walks' as the reductions'. Rows of 1001
+  // halves cross their ends, so the broadcast row is read an element at a
+  // time, and the outputs still stored whole; the flat tail goes an element
+  // at a time.
+  for (nf::DType dtype : {nf::f16, nf::f32, nf::f64}) {
+    const nf::Expr x(nf::planned_array(dtype, {999, 1001}));
+    const nf::Expr row(nf::planned_array(dtype, {1001}));
+    for (const nf::Expr& e : {x * 2.0f + 1.0f, x + row}) {
+      const std::vector<std::string> sources = nf::plan({e}).sources();
+      REQUIRE(sources.size() == 1);
+      INFO(nf::name(dtype) << ": " << sources[0].substr(sources[0].find("// signature:"), 120));
+      CHECK(count(sources[0].substr(sources[0].find("// signature:")), "nf_store_vector(") == 1);
+      const std::string ptx = nf::jit::compile_ptx(sources[0], "sm_90");
+      CHECK(count(ptx, "st.global.v4.b32") >= 1);
+    }
+  }
 }
 
 // On sm_90 a kernel may start before the kernel ahead of it in the stream has

@@ -99,7 +99,7 @@ class BroadcastVectors final : public FusedWalk {
     const FusedSpec& s = k.spec();
     const std::string W = std::to_string(s.vector_width), U = std::to_string(s.unroll);
     const int rank = int(s.walk_dims.size());
-    auto vec = [&](DType t) { return "nf_vec<" + std::string(storage_ctype(t)) + ", " + W + ">"; };
+    auto vec = [&](DType t) { return vector_ctype(t, s.vector_width); };
     if (s.panels) {
       open_panels(k, w);
     } else {

@@ -42,7 +42,7 @@ class FlatVectors final : public FusedWalk {
   static void groups(const FusedKernel& k, SourceWriter& w) {
     const FusedSpec& s = k.spec();
     const std::string W = std::to_string(s.vector_width), U = std::to_string(s.unroll);
-    auto vec = [&](DType t) { return "nf_vec<" + std::string(storage_ctype(t)) + ", " + W + ">"; };
+    auto vec = [&](DType t) { return vector_ctype(t, s.vector_width); };
     open_vector_groups(k, w);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access == Access::scalar) continue;
