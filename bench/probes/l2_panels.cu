@@ -10,7 +10,7 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/l2_panels bench/probes/l2_panels.cu
 //   /tmp/l2_panels [f16|f32 R C]
 //
-// Figures: bench/RESULTS.md, once it has run.
+// Figures: bench/RESULTS.md, "Panels of columns whose second read comes from L2".
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
