@@ -90,15 +90,24 @@ class Rows final : public ReduceLanes {
     for (std::int64_t w = width / 2; w > 1 && narrow == 1 && !spec.kept.empty(); w /= 2) {
       if (rows_start_on(w)) narrow = w;
     }
+    const bool narrower = !aligned && !spec.shifted && narrow > 1;
     spec.vec = aligned || spec.shifted ? int(width)
-               : narrow > 1            ? int(narrow)
+               : narrower              ? int(narrow)
                                        : runs_in_vectors(spec, operand, varying, offsets, width);
     spec.covered =
         spec.covered && spec.vec == 1 && covers_runs(spec, operand, varying, offsets, width);
     if (spec.covered) spec.vec = int(width);
     // Threads of a row read its consecutive elements: a warp of them where
     // the row has a few elements for each, so that its reads stay coalesced.
-    const std::int64_t groups = groups_of(spec), aim = groups_in_flight(spec);
+    // Narrower vectors go about 16 bytes a thread: x - mean(x, 2) of
+    // (6903, 23, 52) f16 in 8-byte vectors ran 9.1 us at two a thread where
+    // four ran 14.1, x - mean(x, 3) of (24, 190, 90, 20) bf16 10.6 where
+    // three ran 12.8; of (76, 76, 76, 76) f16 49.0 where three ran 47.0
+    // (H100, bench/RESULTS.md).
+    const std::int64_t groups = groups_of(spec);
+    const std::int64_t aim = narrower
+                                 ? std::max<std::int64_t>(1, 16 / (narrow * std::int64_t(widest)))
+                                 : groups_in_flight(spec);
     spec.tr = std::max(
         pow2_at_least((groups + aim - 1) / aim),
         std::min(kWarp, pow2_at_least((groups + kGroupsPerThread - 1) / kGroupsPerThread)));

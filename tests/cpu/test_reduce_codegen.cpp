@@ -141,6 +141,17 @@ TEST_CASE("rows on a narrower boundary say so", "[host][codegen]") {
   CHECK(shifted.find("// Rows start on a boundary") == std::string::npos);
 }
 
+TEST_CASE("rows in narrower vectors take about 16 bytes a thread", "[host][codegen]") {
+  // Rows of 52 halves: 13 vectors of 8 bytes, two a thread, so 8 threads a
+  // row; of 14 bfloat16s: 7 vectors of 4 bytes, four a thread, 2 threads.
+  const nf::Array x = nf::ones({9, 52}, nf::f16);
+  const std::string halves = nf::kernel_source(x - nf::mean(x, 1));
+  CHECK(halves.find(";tr8;to32;per2;vec4;") != std::string::npos);
+  const nf::Array y = nf::ones({9, 14}, nf::bf16);
+  const std::string pairs = nf::kernel_source(y - nf::mean(y, 1));
+  CHECK(pairs.find(";tr2;to128;per4;vec2;") != std::string::npos);
+}
+
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores. var takes one pass where
   // the elements are not held (its deviations from each row's first element).
