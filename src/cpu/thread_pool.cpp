@@ -1,41 +1,24 @@
 #include "cpu/thread_pool.hpp"
 
-#include <sched.h>
-
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/cpus.hpp"
+
 namespace nf::cpu {
 namespace {
-
-// Containers often see every core of the host but may use only a quota of
-// them; threads beyond the quota only wait for each other.
-int cgroup_quota_cores() {
-  std::ifstream f("/sys/fs/cgroup/cpu.max");
-  std::string quota;
-  long long period = 0;
-  if (!(f >> quota >> period) || quota == "max" || period <= 0) return 0;
-  const long long q = std::atoll(quota.c_str());
-  return q > 0 ? int((q + period - 1) / period) : 0;
-}
 
 int detect_threads() {
   if (const char* s = std::getenv("OMP_NUM_THREADS")) {
     const int n = std::atoi(s);
     if (n > 0) return n;
   }
-  int n = int(std::thread::hardware_concurrency());
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) n = CPU_COUNT(&set);
-  if (const int q = cgroup_quota_cores(); q > 0) n = std::min(n, q);
-  return std::max(n, 1);
+  return usable_cpus();
 }
 
 thread_local bool in_parallel = false;

@@ -11,7 +11,9 @@
 // The thread spins while jobs keep coming and sleeps after a pause. A job
 // submitted while it sleeps is refused, and its caller does the work itself:
 // a statement on its own then costs what it did without the submitter,
-// rather than the thread's wake-up. NF_LAUNCH_THREAD=off refuses every job.
+// rather than the thread's wake-up. It is not woken for a caller that may
+// run on one CPU only (usable_cpus), where the two would take turns.
+// NF_LAUNCH_THREAD=off refuses every job.
 #pragma once
 
 #include <cstddef>

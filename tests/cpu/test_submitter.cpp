@@ -3,11 +3,15 @@
 // order, its refusals and its errors are checked here without one.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/cpus.hpp"
 #include "cuda/submitter.hpp"
 #include "numfuse/errors.hpp"
 
@@ -29,8 +33,10 @@ void fail(const void*, std::string& error) {
   error = "the job failed on purpose";
 }
 
-bool thread_on() {
-  return nf::config::switched_on(nf::config::Var::launch_thread, true);
+// Whether jobs back to back go to the submitter's thread: NF_LAUNCH_THREAD
+// is on and this thread may use more than one CPU.
+bool thread_takes_jobs() {
+  return nf::config::switched_on(nf::config::Var::launch_thread, true) && nf::usable_cpus() > 1;
 }
 
 // Submits `run`, or runs it here where the submitter leaves it to its caller,
@@ -60,8 +66,8 @@ TEST_CASE("the submitter runs jobs in the order submitted, its own or left to th
     if (seen[i] != i) FAIL("job " << i << " ran as number " << seen[i]);
   }
   // Submitted back to back, all but the first few went to its thread;
-  // NF_LAUNCH_THREAD=off leaves every job to its caller.
-  if (thread_on()) {
+  // NF_LAUNCH_THREAD=off, or one CPU, leaves every job to its caller.
+  if (thread_takes_jobs()) {
     CHECK(taken > jobs / 2);
   } else {
     CHECK(taken == 0);
@@ -72,7 +78,7 @@ TEST_CASE("the submitter runs jobs in the order submitted, its own or left to th
 }
 
 TEST_CASE("a job's failure is thrown by the next wait for the submitter, once", "[host]") {
-  if (!thread_on()) return;  // NF_LAUNCH_THREAD=off: no job runs there
+  if (!thread_takes_jobs()) return;  // NF_LAUNCH_THREAD=off or one CPU: no job runs there
   std::vector<int> seen;
   std::vector<std::thread::id> threads;
   // Jobs back to back wake the thread; then a failing job goes to it.
@@ -99,4 +105,48 @@ TEST_CASE("a job's failure is thrown by the next wait for the submitter, once", 
   submit_or_run(record, &r, sizeof r);
   nf::cuda::wait_for_submitted();
   CHECK(seen == std::vector<int>{7});
+}
+
+TEST_CASE("a thread that may use one CPU launches its own jobs", "[host]") {
+  // Pinned to one CPU, the submitter's spinning would take turns with the
+  // caller; jobs back to back stay the caller's. Back on every CPU it had,
+  // they go to the submitter again.
+  cpu_set_t all;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  CHECK(nf::usable_cpus() == 1);
+  // Let the thread fall asleep (it spins for 200 us after its last job).
+  nf::cuda::wait_for_submitted();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<int> seen;
+  std::vector<std::thread::id> threads;
+  const int jobs = 2000;
+  int taken = 0;
+  for (int i = 0; i < jobs; ++i) {
+    const Record r{&seen, &threads, i};
+    taken += submit_or_run(record, &r, sizeof r);
+  }
+  nf::cuda::wait_for_submitted();
+  CHECK(taken == 0);
+  CHECK(seen.size() == std::size_t(jobs));
+
+  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
+  CHECK(nf::usable_cpus() >= 1);
+  CHECK(nf::usable_cpus() <= CPU_COUNT(&all));
+  taken = 0;
+  for (int i = 0; i < jobs; ++i) {
+    const Record r{&seen, &threads, i};
+    taken += submit_or_run(record, &r, sizeof r);
+  }
+  nf::cuda::wait_for_submitted();
+  if (thread_takes_jobs()) {
+    CHECK(taken > jobs / 2);
+  } else {
+    CHECK(taken == 0);
+  }
 }
