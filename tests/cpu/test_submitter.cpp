@@ -48,6 +48,35 @@ bool submit_or_run(nf::cuda::JobRun run, const void* payload, std::size_t bytes)
   return false;
 }
 
+// Submits `jobs` jobs numbered from 0 back to back, recording into `seen`
+// and `threads`, and waits for them. Returns how many the submitter took.
+int record_back_to_back(int jobs, std::vector<int>& seen, std::vector<std::thread::id>& threads) {
+  int taken = 0;
+  for (int i = 0; i < jobs; ++i) {
+    const Record r{&seen, &threads, i};
+    taken += submit_or_run(record, &r, sizeof r);
+  }
+  nf::cuda::wait_for_submitted();
+  return taken;
+}
+
+// Back to back, all but the first few jobs go to the submitter's thread;
+// NF_LAUNCH_THREAD=off, or one CPU, leaves every job to its caller.
+void check_taken(int taken, int jobs) {
+  if (thread_takes_jobs()) {
+    CHECK(taken > jobs / 2);
+  } else {
+    CHECK(taken == 0);
+  }
+}
+
+// Restores the calling thread's CPUs at the end of a test that pins it.
+struct RestoreCpus {
+  cpu_set_t all;
+  RestoreCpus() { REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0); }
+  ~RestoreCpus() { sched_setaffinity(0, sizeof all, &all); }
+};
+
 }  // namespace
 
 TEST_CASE("the submitter runs jobs in the order submitted, its own or left to their callers",
@@ -55,23 +84,12 @@ TEST_CASE("the submitter runs jobs in the order submitted, its own or left to th
   std::vector<int> seen;
   std::vector<std::thread::id> threads;
   const int jobs = 20000;
-  int taken = 0;
-  for (int i = 0; i < jobs; ++i) {
-    const Record r{&seen, &threads, i};
-    taken += submit_or_run(record, &r, sizeof r);
-  }
-  nf::cuda::wait_for_submitted();
+  const int taken = record_back_to_back(jobs, seen, threads);
   REQUIRE(seen.size() == std::size_t(jobs));
   for (int i = 0; i < jobs; ++i) {
     if (seen[i] != i) FAIL("job " << i << " ran as number " << seen[i]);
   }
-  // Submitted back to back, all but the first few went to its thread;
-  // NF_LAUNCH_THREAD=off, or one CPU, leaves every job to its caller.
-  if (thread_takes_jobs()) {
-    CHECK(taken > jobs / 2);
-  } else {
-    CHECK(taken == 0);
-  }
+  check_taken(taken, jobs);
   int elsewhere = 0;
   for (const std::thread::id& t : threads) elsewhere += t != std::this_thread::get_id();
   CHECK(elsewhere == taken);
@@ -111,10 +129,9 @@ TEST_CASE("a thread that may use one CPU launches its own jobs", "[host]") {
   // Pinned to one CPU, the submitter's spinning would take turns with the
   // caller; jobs back to back stay the caller's. Back on every CPU it had,
   // they go to the submitter again.
-  cpu_set_t all;
-  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  const RestoreCpus restore;
   int first = 0;
-  while (!CPU_ISSET(first, &all)) ++first;
+  while (!CPU_ISSET(first, &restore.all)) ++first;
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(first, &one);
@@ -126,27 +143,11 @@ TEST_CASE("a thread that may use one CPU launches its own jobs", "[host]") {
   std::vector<int> seen;
   std::vector<std::thread::id> threads;
   const int jobs = 2000;
-  int taken = 0;
-  for (int i = 0; i < jobs; ++i) {
-    const Record r{&seen, &threads, i};
-    taken += submit_or_run(record, &r, sizeof r);
-  }
-  nf::cuda::wait_for_submitted();
-  CHECK(taken == 0);
+  CHECK(record_back_to_back(jobs, seen, threads) == 0);
   CHECK(seen.size() == std::size_t(jobs));
 
-  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
+  REQUIRE(sched_setaffinity(0, sizeof restore.all, &restore.all) == 0);
   CHECK(nf::usable_cpus() >= 1);
-  CHECK(nf::usable_cpus() <= CPU_COUNT(&all));
-  taken = 0;
-  for (int i = 0; i < jobs; ++i) {
-    const Record r{&seen, &threads, i};
-    taken += submit_or_run(record, &r, sizeof r);
-  }
-  nf::cuda::wait_for_submitted();
-  if (thread_takes_jobs()) {
-    CHECK(taken > jobs / 2);
-  } else {
-    CHECK(taken == 0);
-  }
+  CHECK(nf::usable_cpus() <= CPU_COUNT(&restore.all));
+  check_taken(record_back_to_back(jobs, seen, threads), jobs);
 }
