@@ -27,6 +27,19 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kSpin = std::chrono::microseconds(200);
 constexpr std::uint64_t kSlots = 64;
 
+// Whether the calling thread may run beside the submitter's thread
+// (usable_cpus above 1). Read again at most every 10 ms: a read costs about
+// a microsecond, and a thread on one CPU asks at every other statement.
+bool runs_beside(Clock::time_point now) {
+  thread_local Clock::time_point checked{};
+  thread_local bool beside = false;
+  if (checked == Clock::time_point{} || now - checked > std::chrono::milliseconds(10)) {
+    beside = usable_cpus() > 1;
+    checked = now;
+  }
+  return beside;
+}
+
 void relax() {
 #if defined(__x86_64__)
   _mm_pause();
@@ -61,7 +74,7 @@ class Submitter {
       // place: chain8 of (128, 784) took 64 us a statement on one CPU, 5
       // to 11 on sixteen (H100 host, bench/RESULTS.md).
       const Clock::time_point now = Clock::now();
-      if (now - last_refused_ < kSpin && usable_cpus() > 1) wake();
+      if (now - last_refused_ < kSpin && runs_beside(now)) wake();
       last_refused_ = now;
       return false;
     }

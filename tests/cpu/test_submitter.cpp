@@ -137,7 +137,8 @@ TEST_CASE("a thread that may use one CPU launches its own jobs", "[host]") {
   CPU_SET(first, &one);
   REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
   CHECK(nf::usable_cpus() == 1);
-  // Let the thread fall asleep (it spins for 200 us after its last job).
+  // Let the thread fall asleep (it spins for 200 us after its last job),
+  // and the submitter read this thread's CPUs again (every 10 ms).
   nf::cuda::wait_for_submitted();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::vector<int> seen;
@@ -149,5 +150,7 @@ TEST_CASE("a thread that may use one CPU launches its own jobs", "[host]") {
   REQUIRE(sched_setaffinity(0, sizeof restore.all, &restore.all) == 0);
   CHECK(nf::usable_cpus() >= 1);
   CHECK(nf::usable_cpus() <= CPU_COUNT(&restore.all));
+  // The submitter reads a thread's CPUs again after 10 ms.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   check_taken(record_back_to_back(jobs, seen, threads), jobs);
 }
