@@ -70,9 +70,9 @@ class Submitter {
     if (asleep_.load() && head_.load() == t) {
       // Nothing queued and nobody spinning: the caller is as quick. Calls
       // that come back to back wake the thread for the ones after them,
-      // where it can run beside them: on one CPU it would spin in their
-      // place: chain8 of (128, 784) took 64 us a statement on one CPU, 5
-      // to 11 on sixteen (H100 host, bench/RESULTS.md).
+      // where it can run beside them; on one CPU it would spin in their
+      // place (chain8 of (128, 784) took 64 us a statement on one CPU, 5 to
+      // 11 on sixteen: H100 host, bench/RESULTS.md).
       const Clock::time_point now = Clock::now();
       if (now - last_refused_ < kSpin && runs_beside(now)) wake();
       last_refused_ = now;
