@@ -152,6 +152,23 @@ TEST_CASE("rows in narrower vectors take about 16 bytes a thread", "[host][codeg
   CHECK(pairs.find(";tr2;to128;per4;vec2;") != std::string::npos);
 }
 
+TEST_CASE("columns of narrow elements take about 16 bytes a thread", "[host][codegen]") {
+  // Columns of 8 bfloat16s: a thread each, all 8 held; of 27: 4 threads of 7.
+  // Floats stay at 4 a thread, bytes at 8 (all a held walk keeps).
+  const auto signature = [](const nf::Expr& e) {
+    const std::string src = nf::kernel_source(e);
+    return src.substr(src.find("signature: "), 64);
+  };
+  CHECK_THAT(signature(nf::sum(nf::ones({8, 4096}, nf::bf16), 0)),
+             Catch::Contains(";columns;tr1;to256;per8;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({27, 4096}, nf::f16), 0)),
+             Catch::Contains(";columns;tr4;to64;per7;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({8, 4096}), 0)),
+             Catch::Contains(";columns;tr2;to128;per4;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({30, 4096}, nf::u8), 0)),
+             Catch::Contains(";columns;tr4;to64;per8;"));
+}
+
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {
   // One kernel per pass, then one for the stores. var takes one pass where
   // the elements are not held (its deviations from each row's first element).
