@@ -206,20 +206,15 @@ class Columns final : public ReduceLanes {
   // threads share a column as take about 16 bytes of its elements each
   // (kGroupsPerThread to twice that, as many as a held walk keeps), up to a
   // block of kBlock; short columns widen the block to kBlock threads with
-  // more outputs. (Blocks of 1024 threads
-  // holding columns of 256 elements, and clusters of them holding longer
-  // ones, were tried on an H100: up to four times slower than these where a
-  // thread holds few bytes; bench/RESULTS.md.)
+  // more outputs. (Blocks of 1024 threads holding columns of 256 elements,
+  // and clusters of them holding longer ones, were tried on an H100: up to
+  // four times slower than these where a thread holds few bytes;
+  // bench/RESULTS.md.)
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>&) const override {
     const std::int64_t outputs = numel(spec.kept);
-    std::size_t widest = 1;
-    for (const auto* list : {&spec.reads, &spec.writes}) {
-      for (const ReduceOperand& o : *list) {
-        if (o.along != Along::none) widest = std::max(widest, itemsize(o.dtype));
-      }
-    }
-    const std::int64_t aim =
-        std::clamp<std::int64_t>(16 / widest, kGroupsPerThread, 2 * kGroupsPerThread);
+    // A column's group is one element of the widest varying operand.
+    const std::int64_t aim = std::clamp<std::int64_t>(16 / std::int64_t(group_bytes(spec)),
+                                                      kGroupsPerThread, 2 * kGroupsPerThread);
     spec.to = outputs < 32 ? pow2_at_least(outputs) : 32;
     spec.tr = std::min(pow2_at_least((groups_of(spec) + aim - 1) / aim), kBlock / spec.to);
     if (spec.tr * spec.to < kBlock) {
