@@ -1,14 +1,20 @@
 // Probe, not a numfuse kernel: x - mean(x, 1) of an A x R x C array (A = 1:
 // x - mean(x, 0)) where a cluster of K blocks holds a strip of W columns of
 // all R rows of one a, each block R / K of its rows. A block copies its rows'
-// W elements in the 16-byte units that cover them (cp.async, consecutive
-// threads consecutive units: runs of W elements), sums its columns, and the
+// W elements in the 16-byte units that cover them, sums its columns, and the
 // blocks of the cluster meet: each adds the K partial sums of every column
-// from the others' shared memory, then stores x - mean for its rows, an
-// element a thread along the rows. One read and one write of x, in runs of
-// W elements, where the strips one block holds (columns_strips.cu) are at
-// most some 300 bytes wide for long columns. It asks whether a cluster's
-// wider strips reach copy speed.
+// from the others' shared memory, then stores x - mean for its rows. One read
+// and one write of x, in runs of W elements, where the strips one block holds
+// (columns_strips.cu) are at most some 300 bytes wide for long columns. It
+// asks whether a cluster's wider strips reach copy speed, and which engine
+// moves the runs best:
+//   copy  units: cp.async of 16 bytes, consecutive threads consecutive units
+//         bulk:  one cp.async.bulk (the copy engine of sm_90) a row, its
+//                units at once, finished on an mbarrier
+//   store elements: an element a thread along the rows
+//         units:    a 16-byte vector a thread where the unit lies in the
+//                   run, its elements one by one where it holds a
+//                   neighbouring strip's too
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cluster_strips bench/probes/cluster_strips.cu
 //   /tmp/cluster_strips [f16|f32 A R C]
@@ -34,10 +40,52 @@ constexpr int kThreads = 256;
 struct Layout {
   int rows, U, W;
   __host__ __device__ std::size_t units_bytes() const { return std::size_t(rows) * U * 16; }
-  __host__ __device__ std::size_t bytes() const { return units_bytes() + rows * 4 + 2 * W * 4; }
+  // The mbarrier of the bulk copies, 8-byte aligned after the means.
+  __host__ __device__ std::size_t barrier_at() const {
+    return (units_bytes() + rows * 4 + 2 * W * 4 + 7) / 8 * 8;
+  }
+  __host__ __device__ std::size_t bytes() const { return barrier_at() + 8; }
 };
 
-template <class T, int K>
+enum class Copy { units, bulk };
+enum class Store { elements, units };
+
+// The bulk copy engine (sm_90): a copy of `bytes` (a multiple of 16, both
+// addresses on 16 bytes) that counts its bytes off the barrier's expected
+// transactions when it lands; a phase of the barrier ends when its one
+// arrival has come and every expected byte has landed.
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return unsigned(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void barrier_init(std::uint64_t* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_address(bar)));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::);
+  asm volatile("fence.proxy.async.shared::cta;\n" ::);
+}
+__device__ __forceinline__ void bulk_fetch(void* s, const void* g, unsigned bytes,
+                                           std::uint64_t* bar) {
+  asm volatile(
+      "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)),
+      "r"(bytes));
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(smem_address(s)),
+      "l"(g), "r"(bytes), "r"(smem_address(bar))
+      : "memory");
+}
+__device__ __forceinline__ void barrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+__device__ __forceinline__ void barrier_wait(std::uint64_t* bar, unsigned phase) {
+  asm volatile(
+      "{\n .reg .pred done;\n WAIT_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra WAIT_%=;\n}\n" ::"r"(smem_address(bar)),
+      "r"(phase)
+      : "memory");
+}
+
+template <class T, int K, Copy copy, Store store>
 __global__ void __launch_bounds__(kThreads)
     cluster_strips(T* out, const T* in, int R, int C, int W, int tiles) {
   extern __shared__ __align__(16) unsigned char sm[];
@@ -54,17 +102,37 @@ __global__ void __launch_bounds__(kThreads)
   float* partial = (float*)(lead + per);
   float* mean = partial + W;
 
-  // Each row's units, consecutive threads taking consecutive units.
-  for (int i = threadIdx.x; i < nr * l.U; i += kThreads) {
-    const int rr = i / l.U, u = i % l.U;
-    const long e = base + long(r0 + rr) * C;
-    const int ld = int(e % V);
-    if (u == 0) lead[rr] = ld;
-    const long e0 = e - ld + long(u) * V;
-    if (e0 < e + w) fetch16(&s[(rr * l.U + u) * V], &in[e0]);
+  std::uint64_t* bar = (std::uint64_t*)(sm + l.barrier_at());
+  if (copy == Copy::bulk) {
+    if (threadIdx.x == 0) barrier_init(bar);
+    __syncthreads();
+    // A row a thread: from the unit its run starts in to the one it ends in.
+    for (int rr = threadIdx.x; rr < nr; rr += kThreads) {
+      const long e = base + long(r0 + rr) * C;
+      const int ld = int(e % V);
+      lead[rr] = ld;
+      const int units = (ld + w + V - 1) / V;
+      bulk_fetch(&s[rr * l.U * V], &in[e - ld], unsigned(units * 16), bar);
+    }
+  } else {
+    // Each row's units, consecutive threads taking consecutive units.
+    for (int i = threadIdx.x; i < nr * l.U; i += kThreads) {
+      const int rr = i / l.U, u = i % l.U;
+      const long e = base + long(r0 + rr) * C;
+      const int ld = int(e % V);
+      if (u == 0) lead[rr] = ld;
+      const long e0 = e - ld + long(u) * V;
+      if (e0 < e + w) fetch16(&s[(rr * l.U + u) * V], &in[e0]);
+    }
   }
   for (int o = threadIdx.x; o < W; o += kThreads) partial[o] = 0;
-  fetched();
+  if (copy == Copy::bulk) {
+    __syncthreads();  // every row's copy is issued and counted
+    if (threadIdx.x == 0) barrier_arrive(bar);
+    barrier_wait(bar, 0);
+  } else {
+    fetched();
+  }
   __syncthreads();
 
   // Column sums of this block's rows: `cols` threads across, `parts` down.
@@ -88,25 +156,50 @@ __global__ void __launch_bounds__(kThreads)
   // this block's means are visible to its threads.
   cluster.sync();
 
-  const int shift = __ffs(W) - 1;  // W is a power of 2
-  for (int i = threadIdx.x; i < nr * W; i += kThreads) {
-    const int rr = i >> shift, o = i & (W - 1);
-    if (o < w) {
-      out[base + long(r0 + rr) * C + o] = fromf<T>(tof(s[rr * l.U * V + lead[rr] + o]) - mean[o]);
+  if (store == Store::units) {
+    // A unit a thread; a unit the run shares with its neighbours' strips
+    // stores only the run's elements.
+    for (int i = threadIdx.x; i < nr * l.U; i += kThreads) {
+      const int rr = i / l.U, u = i % l.U;
+      const int first = u * V - lead[rr];  // the unit's first column in the strip
+      if (first >= w) continue;
+      const T* x = &s[(rr * l.U + u) * V];
+      T* y = &out[base + long(r0 + rr) * C + first];
+      if (first >= 0 && first + V <= w) {
+        alignas(16) T v[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[j] = fromf<T>(tof(x[j]) - mean[first + j]);
+        *(uint4*)y = *(const uint4*)v;
+      } else {
+        for (int j = max(0, -first); j < V && first + j < w; ++j) {
+          y[j] = fromf<T>(tof(x[j]) - mean[first + j]);
+        }
+      }
+    }
+  } else {
+    const int shift = __ffs(W) - 1;  // W is a power of 2
+    for (int i = threadIdx.x; i < nr * W; i += kThreads) {
+      const int rr = i >> shift, o = i & (W - 1);
+      if (o < w) {
+        out[base + long(r0 + rr) * C + o] = fromf<T>(tof(s[rr * l.U * V + lead[rr] + o]) - mean[o]);
+      }
     }
   }
 }
 
 // Times the variant, then checks its output against x - mean in double (on
 // sampled columns), printed on the same line.
-template <class T, int K, class Check>
+template <class T, int K, Copy copy, Store store, class Check>
 void time_strips(T* out, const T* in, int A, int R, int C, int W, float copy_us, Check check) {
   const int tiles = (C + W - 1) / W;
   if (W > 128 && W / 2 >= C) return;  // a narrower strip takes the whole row
   const Layout l{(R + K - 1) / K, W / int(16 / sizeof(T)) + 1, W};
   const std::size_t smem = l.bytes();
   if (smem > 227 * 1024) return;
-  auto kernel = cluster_strips<T, K>;
+  const char* name = copy == Copy::bulk
+                         ? (store == Store::units ? "bulk/units    " : "bulk/elements ")
+                         : (store == Store::units ? "units/units   " : "units/elements");
+  auto kernel = cluster_strips<T, K, copy, store>;
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   if (K > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t cfg = {};
@@ -123,13 +216,13 @@ void time_strips(T* out, const T* in, int A, int R, int C, int W, float copy_us,
   int clusters = 0;
   if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess || clusters == 0) {
     cudaGetLastError();
-    printf("  K=%-2d W=%-5d smem %6zu: no cluster fits\n", K, W, smem);
+    printf("  %s K=%-2d W=%-5d smem %6zu: no cluster fits\n", name, K, W, smem);
     return;
   }
   CK(cudaMemset(out, 0, std::size_t(A) * R * C * sizeof(T)));
   const float us = median_us([&] { cudaLaunchKernelEx(&cfg, kernel, out, in, R, C, W, tiles); });
-  printf("  K=%-2d W=%-5d clusters %7ld (%3d at once) smem %6zu  %8.2f us  %5.1f%% of copy", K, W,
-         long(A) * tiles, clusters, smem, us, 100.0 * copy_us / us);
+  printf("  %s K=%-2d W=%-5d clusters %7ld (%3d at once) smem %6zu  %8.2f us  %5.1f%% of copy",
+         name, K, W, long(A) * tiles, clusters, smem, us, 100.0 * copy_us / us);
   check();
 }
 
@@ -161,8 +254,14 @@ void run(int A, int R, int C) {
     printf("  max error %.3g\n", bad);
   };
   for (int W : {128, 256, 512, 1024, 2048, 4096}) {
-    time_strips<T, 8>(out, in, A, R, C, W, copy, check);
-    time_strips<T, 16>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 8, Copy::units, Store::elements>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 16, Copy::units, Store::elements>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 8, Copy::bulk, Store::elements>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 16, Copy::bulk, Store::elements>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 8, Copy::units, Store::units>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 16, Copy::units, Store::units>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 8, Copy::bulk, Store::units>(out, in, A, R, C, W, copy, check);
+    time_strips<T, 16, Copy::bulk, Store::units>(out, in, A, R, C, W, copy, check);
   }
   CK(cudaFree(in));
   CK(cudaFree(out));
