@@ -19,7 +19,7 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cluster_strips bench/probes/cluster_strips.cu
 //   /tmp/cluster_strips [f16|f32 A R C]
 //
-// Figures: bench/RESULTS.md, once it has run.
+// Figures: bench/RESULTS.md ("Strips of columns a cluster holds").
 #include <cooperative_groups.h>
 
 #include <cstdint>
