@@ -1,0 +1,215 @@
+// Probe, not a numfuse kernel: sum(x, 1) of an A x R x C array (A = 1:
+// sum(x, 0)) where a thread takes V consecutive outputs and reads 16 bytes
+// of each of its rows, against a thread an output reading an element a row
+// (numfuse's columns walk). A warp's 32 threads take 32 x V consecutive
+// outputs, so each of its loads reads 512 bytes of a row; the block's 8
+// warps take every 8th row of a slice of the rows, meet through shared
+// memory, and the slices of a column (where the outputs alone would not
+// fill the device) add into the f32 result atomically. Rows need not start
+// on 16 bytes: a thread reads the two aligned vectors around its V
+// elements and shifts them into place with funnel shifts (`shifted`), the
+// shift the same for the whole row. It asks how near a read at copy speed
+// reductions over leading and middle axes come when a load takes 16 bytes,
+// on rows of any width.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_vectors bench/probes/columns_vectors.cu
+//   /tmp/columns_vectors [f16|f32 A R C]
+//
+// Figures: bench/RESULTS.md, once it has run.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "probe_util.cuh"
+
+namespace {
+
+constexpr int kWarps = 8;   // a block's warps, each on its own rows
+constexpr int kUnroll = 4;  // rows whose loads are in flight at once
+
+struct alignas(16) Words {
+  std::uint32_t w[4];
+};
+
+// The 16 bytes that start `bytes` (a multiple of the element size, below
+// 16) into the 32 of lo then hi.
+__device__ __forceinline__ Words shifted(const Words& lo, const Words& hi, int bytes) {
+  const std::uint32_t w[8] = {lo.w[0], lo.w[1], lo.w[2], lo.w[3],
+                              hi.w[0], hi.w[1], hi.w[2], hi.w[3]};
+  const int q = bytes >> 2, bits = (bytes & 3) * 8;
+  Words out;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    // w[q + i] and w[q + i + 1] without indexing registers at run time.
+    std::uint32_t a = w[i], b = w[i + 1];
+#pragma unroll
+    for (int k = 1; k < 4; ++k) {
+      if (q == k) {
+        a = w[i + k];
+        b = w[i + k + 1];
+      }
+    }
+    out.w[i] = __funnelshift_r(a, b, bits);
+  }
+  return out;
+}
+
+template <class T>
+__device__ __forceinline__ float element(const Words& v, int j) {
+  if constexpr (sizeof(T) == 2) {
+    const std::uint32_t w = v.w[j / 2];
+    return __half2float(__ushort_as_half((unsigned short)(j % 2 ? w >> 16 : w & 0xffff)));
+  } else {
+    return __uint_as_float(v.w[j]);
+  }
+}
+
+// V outputs a thread: V = 16 / sizeof(T) reads 16 bytes a row, V = 1 an
+// element. `slice` rows a block of a column's slices.
+template <class T, int V>
+__global__ void __launch_bounds__(32 * kWarps)
+    column_sums(float* out, const T* in, int A, int R, int C, int slice) {
+  __shared__ float part[kWarps][32][V];
+  const int G = (C + V - 1) / V;  // groups of V outputs in a row
+  const long groups = long(A) * G;
+  const long g = long(blockIdx.x) * 32 + threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const int r0 = blockIdx.y * slice, r1 = min(R, r0 + slice);
+  float acc[V] = {};
+  const bool live = g < groups;
+  const long a = live ? g / G : 0;
+  const int c0 = live ? int(g % G) * V : 0;
+  if (live) {
+    const long first = a * long(R) * C + c0;  // element (a, 0, c0)
+    if constexpr (V == 1) {
+      for (int r = r0 + warp; r < r1; r += kWarps * kUnroll) {
+        T x[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int rr = r + u * kWarps;
+          x[u] = rr < r1 ? in[first + long(rr) * C] : T(0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc[0] += tof(x[u]);
+      }
+    } else {
+      for (int r = r0 + warp; r < r1; r += kWarps * kUnroll) {
+        Words lo[kUnroll], hi[kUnroll];
+        int lead[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int rr = r + u * kWarps;
+          lead[u] = 0;
+          if (rr < r1) {
+            const long e = first + long(rr) * C;
+            lead[u] = int(e % V);
+            const Words* p = (const Words*)(in + (e - lead[u]));
+            lo[u] = p[0];
+            if (lead[u]) hi[u] = p[1];
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          if (r + u * kWarps < r1) {
+            const Words v = lead[u] ? shifted(lo[u], hi[u], lead[u] * int(sizeof(T))) : lo[u];
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] += element<T>(v, j);
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j) part[warp][threadIdx.x % 32][j] = acc[j];
+  __syncthreads();
+  if (warp == 0 && live) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      float s = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) s += part[w][threadIdx.x][j];
+      if (c0 + j < C) {
+        float* o = &out[a * C + c0 + j];
+        gridDim.y > 1 ? (void)atomicAdd(o, s) : (void)(*o = s);
+      }
+    }
+  }
+}
+
+template <class T, int V>
+void time_sums(float* out, const T* in, int A, int R, int C, float copy_us,
+               const std::vector<double>& want) {
+  const long groups = long(A) * ((C + V - 1) / V);
+  const unsigned bx = unsigned((groups + 31) / 32);
+  // Slices of the rows: enough blocks for 8 a multiprocessor, but slices of
+  // at least kWarps * kUnroll rows.
+  int slices = 1;
+  while (long(bx) * slices < 132 * 8 && R / (slices * 2) >= kWarps * kUnroll) slices *= 2;
+  const int slice = (R + slices - 1) / slices;
+  const dim3 grid(bx, unsigned((R + slice - 1) / slice));
+  const auto launch = [&] { column_sums<T, V><<<grid, 32 * kWarps>>>(out, in, A, R, C, slice); };
+  const float us = median_us(launch);
+  CK(cudaMemset(out, 0, std::size_t(A) * C * sizeof(float)));
+  launch();
+  std::vector<float> got(std::size_t(A) * C);
+  CK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  double bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    bad = std::max(bad, std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i])));
+  }
+  printf(
+      "  %-9s V=%d  blocks %6u x %3u  %8.2f us  %5.1f%% of a read at copy speed  rel error %.2g\n",
+      V == 1 ? "elements" : "shifted", V, grid.x, grid.y, us, 100.0 * copy_us / 2 / us, bad);
+}
+
+template <class T>
+void run(int A, int R, int C) {
+  const std::size_t n = std::size_t(A) * R * C, bytes = n * sizeof(T);
+  const std::vector<T> h = test_data<T>(n);
+  T *in, *copy;
+  float* out;
+  CK(cudaMalloc(&in, bytes + 32));  // a row's last vector may pass the end
+  CK(cudaMalloc(&copy, bytes));
+  CK(cudaMalloc(&out, std::size_t(A) * C * sizeof(float)));
+  CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
+  const float copy_us =
+      median_us([&] { cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice); });
+  std::vector<double> want(std::size_t(A) * C, 0.0);
+  for (long a = 0; a < A; ++a) {
+    for (long r = 0; r < R; ++r) {
+      for (long c = 0; c < C; ++c) want[a * C + c] += float(h[(a * R + r) * C + c]);
+    }
+  }
+  printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
+  time_sums<T, 1>(out, in, A, R, C, copy_us, want);
+  time_sums<T, 16 / sizeof(T)>(out, in, A, R, C, copy_us, want);
+  CK(cudaFree(in));
+  CK(cudaFree(copy));
+  CK(cudaFree(out));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 5) {
+    const int A = atoi(argv[2]), R = atoi(argv[3]), C = atoi(argv[4]);
+    argv[1][1] == '1' ? run<__half>(A, R, C) : run<float>(A, R, C);
+    return 0;
+  }
+  run<__half>(1, 8, 4194304);   // (8, 4194304) over axis 0
+  run<__half>(1, 323, 104329);  // (323, 323, 323) over axis 0
+  run<__half>(323, 323, 323);   // over axis 1
+  run<__half>(1, 75, 421875);   // (75, 75, 75, 75) over axis 0
+  run<__half>(75, 75, 5625);    // over axis 1
+  run<__half>(5625, 75, 75);    // over axis 2
+  run<__half>(25, 19, 71487);   // (25, 19, 1521, 47) over axis 1
+  run<__half>(1, 22, 1515294);  // (22, 28061, 54) over axis 0
+  run<__half>(1, 5793, 5793);   // (5793, 5793) over axis 0
+  run<__half>(1, 5792, 5792);   // rows on 16 bytes
+  run<float>(1, 8, 2097152);
+  run<float>(1, 255, 65025);  // (255, 255, 255) over axis 0
+  run<float>(255, 255, 255);  // over axis 1
+  run<float>(1, 4095, 4095);
+  return 0;
+}
