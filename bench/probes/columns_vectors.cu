@@ -8,14 +8,18 @@
 // fill the device) add into the f32 result atomically. Rows need not start
 // on 16 bytes: a thread reads the two aligned vectors around its V
 // elements and shifts them into place with funnel shifts (`shifted`), the
-// shift the same for the whole row. It asks how near a read at copy speed
-// reductions over leading and middle axes come when a load takes 16 bytes,
-// on rows of any width.
+// shift the same for the whole row. Where R is at most 128, also
+// x - mean(x, 1) in one read, the block's rows held in registers
+// (column_centre). It asks how near copy speed reductions over leading and
+// middle axes come, with and without the broadcast back, when a load and a
+// store take 16 bytes, on rows of any width.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_vectors bench/probes/columns_vectors.cu
 //   /tmp/columns_vectors [f16|f32 A R C]
 //
-// Figures: bench/RESULTS.md, once it has run.
+// Figures: bench/RESULTS.md, once it has run. (The stores were checked
+// here by a model of a warp's lanes: every element written once, with its
+// own result, for 600 random shapes of V 4 and 8.)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +66,134 @@ __device__ __forceinline__ float element(const Words& v, int j) {
     return __half2float(__ushort_as_half((unsigned short)(j % 2 ? w >> 16 : w & 0xffff)));
   } else {
     return __uint_as_float(v.w[j]);
+  }
+}
+
+// Element j of a vector set to v.
+template <class T>
+__device__ __forceinline__ void set_element(Words& v, int j, float x) {
+  if constexpr (sizeof(T) == 2) {
+    const std::uint32_t h = __half_as_ushort(__float2half(x));
+    std::uint32_t& w = v.w[j / 2];
+    w = j % 2 ? (w & 0xffffu) | (h << 16) : (w & 0xffff0000u) | h;
+  } else {
+    v.w[j] = __float_as_uint(x);
+  }
+}
+
+__device__ __forceinline__ Words shfl_down(const Words& v, int by) {
+  Words out;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) out.w[i] = __shfl_down_sync(0xffffffffu, v.w[i], by);
+  return out;
+}
+
+// Elements [from, to) of v stored one by one (j a constant in each test,
+// so that v stays in registers).
+template <class T, int V>
+__device__ __forceinline__ void store_elements(T* row, const Words& v, int from, int to) {
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    if (j >= from && j < to) row[j] = fromf<T>(element<T>(v, j));
+  }
+}
+
+// x - mean(x, 1) of an A x R x C array, R at most kWarps * H: a block's 8
+// warps hold every 8th row of 32 threads' outputs in registers, one read
+// and one write. V = 1: an element a row a thread, loads and stores (as
+// numfuse's held columns). V = 16 / sizeof(T): 16 bytes a row, loaded as
+// column_sums does; stored in aligned vectors, each made of this thread's
+// last `lead` results and the next thread's first (a shuffle and a funnel
+// shift), element by element where a vector would leave the row or the
+// warp, or the next thread's outputs are not the next in memory.
+template <class T, int V, int H>
+__global__ void __launch_bounds__(32 * kWarps)
+    column_centre(T* out, const T* in, int A, int R, int C) {
+  __shared__ float part[kWarps][32][V];
+  __shared__ float mean[32][V];
+  const int G = (C + V - 1) / V;
+  const long groups = long(A) * G;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long g = long(blockIdx.x) * 32 + lane;
+  const bool live = g < groups;
+  const long a = live ? g / G : -1;
+  const int c0 = live ? int(g % G) * V : 0;
+  const long first = live ? a * long(R) * C + c0 : 0;
+  Words held[H];
+  int lead[H];
+  float acc[V] = {};
+#pragma unroll
+  for (int k = 0; k < H; ++k) {
+    const int r = warp + k * kWarps;
+    lead[k] = 0;
+    if (live && r < R) {
+      const long e = first + long(r) * C;
+      if constexpr (V == 1) {
+        held[k].w[0] = __float_as_uint(tof(in[e]));
+      } else {
+        lead[k] = int(e % V);
+        const Words* p = (const Words*)(in + (e - lead[k]));
+        held[k] = p[0];
+        if (lead[k]) held[k] = shifted(held[k], p[1], lead[k] * int(sizeof(T)));
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < H; ++k) {
+    if (live && warp + k * kWarps < R) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        acc[j] += V == 1 ? __uint_as_float(held[k].w[0]) : element<T>(held[k], j);
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j) part[warp][lane][j] = acc[j];
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      float s = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) s += part[w][lane][j];
+      mean[lane][j] = s / R;
+    }
+  }
+  __syncthreads();
+  // Whether the next thread's outputs follow this one's in memory.
+  const long next_a = __shfl_down_sync(0xffffffffu, a, 1);
+  const bool follows = lane < 31 && next_a == a && live && c0 + V < C;
+#pragma unroll
+  for (int k = 0; k < H; ++k) {
+    const int r = warp + k * kWarps;
+    Words y = held[k];
+    if constexpr (V == 1) {
+      if (live && r < R)
+        out[first + long(r) * C] = fromf<T>(__uint_as_float(y.w[0]) - mean[lane][0]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) set_element<T>(y, j, element<T>(held[k], j) - mean[lane][j]);
+      // Every lane shuffles, live or not; the row is uniform in the warp.
+      const Words next = shfl_down(y, 1);
+      if (r >= R) continue;
+      const int ld = lead[k];
+      T* row = out + (first + long(r) * C);  // this thread's first output
+      // The aligned vector that starts inside this thread's outputs (at
+      // V - ld), made whole with the next thread's first V - ld: stored here
+      // if it stays in the row. Its first ld elements are this thread's last.
+      const bool whole = live && (ld == 0 ? c0 + V <= C : follows && c0 + 2 * V - ld <= C);
+      if (whole) {
+        *(Words*)(row + (ld ? V - ld : 0)) = ld ? shifted(y, next, (V - ld) * int(sizeof(T))) : y;
+      } else if (live) {
+        store_elements<T, V>(row, y, ld ? V - ld : 0, min(V, C - c0));
+      }
+      // This thread's first V - ld outputs belong to the vector the thread
+      // before stores, if it stored one that reaches into them.
+      const bool before = __shfl_up_sync(0xffffffffu, whole && ld != 0, 1) && lane > 0;
+      if (live && ld && !before) {
+        store_elements<T, V>(row, y, 0, min(V - ld, C - c0));
+      }
+    }
   }
 }
 
@@ -163,6 +295,45 @@ void time_sums(float* out, const T* in, int A, int R, int C, float copy_us,
       V == 1 ? "elements" : "shifted", V, grid.x, grid.y, us, 100.0 * copy_us / 2 / us, bad);
 }
 
+// x - mean(x, 1) by column_centre, H rows a thread, timed and checked
+// against the mean in double, rounded to T.
+template <class T, int V, int H>
+void time_centre(T* out, const T* in, int A, int R, int C, float copy_us, const std::vector<T>& h,
+                 const std::vector<double>& sums) {
+  const long groups = long(A) * ((C + V - 1) / V);
+  const unsigned blocks = unsigned((groups + 31) / 32);
+  const auto launch = [&] { column_centre<T, V, H><<<blocks, 32 * kWarps>>>(out, in, A, R, C); };
+  const float us = median_us(launch);
+  const std::size_t n = std::size_t(A) * R * C;
+  std::vector<T> got(n);
+  CK(cudaMemset(out, 0, n * sizeof(T)));
+  launch();
+  CK(cudaMemcpy(got.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
+  double bad = 0;
+  for (long a = 0; a < A; ++a) {
+    for (long r = 0; r < R; ++r) {
+      for (long c = 0; c < C; ++c) {
+        const std::size_t i = (a * R + r) * C + c;
+        const double want = float(T(float(float(h[i]) - sums[a * C + c] / R)));
+        bad = std::max(bad, std::abs(double(float(got[i])) - want));
+      }
+    }
+  }
+  printf("  x - mean  %-9s V=%d H=%-2d blocks %6u  %8.2f us  %5.1f%% of copy  max error %.3g\n",
+         V == 1 ? "elements" : "shifted", V, H, blocks, us, 100.0 * copy_us / us, bad);
+}
+
+template <class T, int V>
+void time_centre(T* out, const T* in, int A, int R, int C, float copy_us, const std::vector<T>& h,
+                 const std::vector<double>& sums) {
+  const int rows = (R + kWarps - 1) / kWarps;
+  if (rows <= 1) return time_centre<T, V, 1>(out, in, A, R, C, copy_us, h, sums);
+  if (rows <= 2) return time_centre<T, V, 2>(out, in, A, R, C, copy_us, h, sums);
+  if (rows <= 4) return time_centre<T, V, 4>(out, in, A, R, C, copy_us, h, sums);
+  if (rows <= 8) return time_centre<T, V, 8>(out, in, A, R, C, copy_us, h, sums);
+  if (rows <= 16) return time_centre<T, V, 16>(out, in, A, R, C, copy_us, h, sums);
+}
+
 template <class T>
 void run(int A, int R, int C) {
   const std::size_t n = std::size_t(A) * R * C, bytes = n * sizeof(T);
@@ -184,6 +355,10 @@ void run(int A, int R, int C) {
   printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
   time_sums<T, 1>(out, in, A, R, C, copy_us, want);
   time_sums<T, 16 / sizeof(T)>(out, in, A, R, C, copy_us, want);
+  if (R <= kWarps * 16) {
+    time_centre<T, 1>(copy, in, A, R, C, copy_us, h, want);
+    time_centre<T, 16 / sizeof(T)>(copy, in, A, R, C, copy_us, h, want);
+  }
   CK(cudaFree(in));
   CK(cudaFree(copy));
   CK(cudaFree(out));
@@ -208,6 +383,8 @@ int main(int argc, char** argv) {
   run<__half>(1, 5793, 5793);   // (5793, 5793) over axis 0
   run<__half>(1, 5792, 5792);   // rows on 16 bytes
   run<float>(1, 8, 2097152);
+  run<float>(1, 75, 223125);  // (75, 75, 75, 55) over axis 0
+  run<float>(75, 75, 2975);   // over axis 1
   run<float>(1, 255, 65025);  // (255, 255, 255) over axis 0
   run<float>(255, 255, 255);  // over axis 1
   run<float>(1, 4095, 4095);
