@@ -17,9 +17,8 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_vectors bench/probes/columns_vectors.cu
 //   /tmp/columns_vectors [f16|f32 A R C]
 //
-// Figures: bench/RESULTS.md, once it has run. (The stores were checked
-// here by a model of a warp's lanes: every element written once, with its
-// own result, for 600 random shapes of V 4 and 8.)
+// Figures: bench/RESULTS.md, once it has run. The stores' rules are
+// checked without a GPU by bench/probes/columns_vectors_stores.py.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
