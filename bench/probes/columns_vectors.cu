@@ -366,26 +366,26 @@ void run(int A, int R, int C) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5) {
-    const int A = atoi(argv[2]), R = atoi(argv[3]), C = atoi(argv[4]);
-    argv[1][1] == '1' ? run<__half>(A, R, C) : run<float>(A, R, C);
-    return 0;
-  }
-  run<__half>(1, 8, 4194304);   // (8, 4194304) over axis 0
-  run<__half>(1, 323, 104329);  // (323, 323, 323) over axis 0
-  run<__half>(323, 323, 323);   // over axis 1
-  run<__half>(1, 75, 421875);   // (75, 75, 75, 75) over axis 0
-  run<__half>(75, 75, 5625);    // over axis 1
-  run<__half>(5625, 75, 75);    // over axis 2
-  run<__half>(25, 19, 71487);   // (25, 19, 1521, 47) over axis 1
-  run<__half>(1, 22, 1515294);  // (22, 28061, 54) over axis 0
-  run<__half>(1, 5793, 5793);   // (5793, 5793) over axis 0
-  run<__half>(1, 5792, 5792);   // rows on 16 bytes
-  run<float>(1, 8, 2097152);
-  run<float>(1, 75, 223125);  // (75, 75, 75, 55) over axis 0
-  run<float>(75, 75, 2975);   // over axis 1
-  run<float>(1, 255, 65025);  // (255, 255, 255) over axis 0
-  run<float>(255, 255, 255);  // over axis 1
-  run<float>(1, 4095, 4095);
-  return 0;
+  const auto run_any = [](bool half, int A, int R, int C) {
+    half ? run<__half>(A, R, C) : run<float>(A, R, C);
+  };
+  return probe_main3(argc, argv, run_any,
+                     {
+                         {true, 1, 8, 4194304},   // (8, 4194304) over axis 0
+                         {true, 1, 323, 104329},  // (323, 323, 323) over axis 0
+                         {true, 323, 323, 323},   // over axis 1
+                         {true, 1, 75, 421875},   // (75, 75, 75, 75) over axis 0
+                         {true, 75, 75, 5625},    // over axis 1
+                         {true, 5625, 75, 75},    // over axis 2
+                         {true, 25, 19, 71487},   // (25, 19, 1521, 47) over axis 1
+                         {true, 1, 22, 1515294},  // (22, 28061, 54) over axis 0
+                         {true, 1, 5793, 5793},   // (5793, 5793) over axis 0
+                         {true, 1, 5792, 5792},   // rows on 16 bytes
+                         {false, 1, 8, 2097152},
+                         {false, 1, 75, 223125},  // (75, 223125) over axis 0
+                         {false, 75, 75, 2975},   // (75, 75, 2975) over axis 1
+                         {false, 1, 255, 65025},  // (255, 255, 255) over axis 0
+                         {false, 255, 255, 255},  // over axis 1
+                         {false, 1, 4095, 4095},
+                     });
 }

@@ -169,3 +169,21 @@ int probe_main(int argc, char** argv, Run run, std::initializer_list<ProbeShape>
   for (const ProbeShape& s : more) run(s.half, s.R, s.C);
   return 0;
 }
+
+// An A x R x C array a probe over axis 1 runs on (A = 1: over axis 0).
+struct ProbeShape3 {
+  bool half;
+  int A, R, C;
+};
+
+// main() of such a probe: `run(half, A, R, C)` on the shape its command line
+// names ("f16|f32 A R C"), or else on each of `shapes`.
+template <class Run>
+int probe_main3(int argc, char** argv, Run run, std::initializer_list<ProbeShape3> shapes) {
+  if (argc == 5) {
+    run(argv[1][1] == '1', atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    return 0;
+  }
+  for (const ProbeShape3& s : shapes) run(s.half, s.A, s.R, s.C);
+  return 0;
+}
