@@ -12,7 +12,8 @@
 // x - mean(x, 1) in one read, the block's rows held in registers
 // (column_centre). It asks how near copy speed reductions over leading and
 // middle axes come, with and without the broadcast back, when a load and a
-// store take 16 bytes, on rows of any width.
+// store take 16 bytes, on rows of any width; and, for few columns, sums
+// over the array read flat (flat_sums).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_vectors bench/probes/columns_vectors.cu
 //   /tmp/columns_vectors [f16|f32 A R C]
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <vector>
 
 #include "probe_util.cuh"
@@ -95,6 +97,49 @@ __device__ __forceinline__ void store_elements(T* row, const Words& v, int from,
   for (int j = 0; j < V; ++j) {
     if (j >= from && j < to) row[j] = fromf<T>(element<T>(v, j));
   }
+}
+
+// sum(x, 0) of an R x C array of few columns (C at most kFlatColumns) read
+// as the flat array it is: consecutive threads take consecutive 16-byte
+// vectors, and each thread steps `stride` vectors, a multiple of the period
+// lcm(C, V) / V, so that lane j of its vectors stays in column
+// (t * V + j) % C and adds into one register. Threads past the last whole
+// period of the grid stay idle. A block's threads meet in shared memory, a
+// column at a time, and blocks add into the f32 result atomically.
+constexpr int kFlatColumns = 4096;
+
+template <class T>
+__global__ void __launch_bounds__(256)
+    flat_sums(float* out, const T* in, long n, int C, long stride) {
+  constexpr int V = 16 / sizeof(T);
+  __shared__ float sums[kFlatColumns];
+  for (int c = threadIdx.x; c < C; c += blockDim.x) sums[c] = 0;
+  __syncthreads();
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  float acc[V] = {};
+  if (t < stride) {
+    const long vectors = (n + V - 1) / V;
+    const Words* p = (const Words*)in;
+    for (long v = t; v < vectors; v += kUnroll * stride) {
+      Words x[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (v + u * stride < vectors) x[u] = p[v + u * stride];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const long e = (v + u * stride) * V;  // the vector's first element
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (e + j < n) acc[j] += element<T>(x[u], j);
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) atomicAdd(&sums[int((t * V + j) % C)], acc[j]);
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < C; c += blockDim.x) atomicAdd(&out[c], sums[c]);
 }
 
 // x - mean(x, 1) of an A x R x C array, R at most kWarps * H: a block's 8
@@ -294,6 +339,32 @@ void time_sums(float* out, const T* in, int A, int R, int C, float copy_us,
       V == 1 ? "elements" : "shifted", V, grid.x, grid.y, us, 100.0 * copy_us / 2 / us, bad);
 }
 
+// sum(x, 0) by flat_sums, where A is 1 and C at most kFlatColumns.
+template <class T>
+void time_flat(float* out, const T* in, int R, int C, float copy_us,
+               const std::vector<double>& want) {
+  constexpr int V = 16 / sizeof(T);
+  const long n = long(R) * C;
+  const long period = long(C) / std::gcd(C, V);  // lcm(C, V) / V vectors
+  const unsigned blocks = 132 * 8;
+  const long stride = long(blocks) * 256 / period * period;
+  if (stride == 0) return;
+  const auto launch = [&] { flat_sums<T><<<blocks, 256>>>(out, in, n, C, stride); };
+  const float us = median_us(launch);
+  CK(cudaMemset(out, 0, std::size_t(C) * sizeof(float)));
+  launch();
+  std::vector<float> got(C);
+  CK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  double bad = 0;
+  for (int c = 0; c < C; ++c) {
+    bad = std::max(bad, std::abs(got[c] - want[c]) / std::max(1.0, std::abs(want[c])));
+  }
+  printf(
+      "  %-9s V=%d  period %5ld vectors, %ld threads  %8.2f us  %5.1f%% of a read at copy speed  "
+      "rel error %.2g\n",
+      "flat", V, period, stride, us, 100.0 * copy_us / 2 / us, bad);
+}
+
 // x - mean(x, 1) by column_centre, H rows a thread, timed and checked
 // against the mean in double, rounded to T.
 template <class T, int V, int H>
@@ -354,6 +425,7 @@ void run(int A, int R, int C) {
   printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
   time_sums<T, 1>(out, in, A, R, C, copy_us, want);
   time_sums<T, 16 / sizeof(T)>(out, in, A, R, C, copy_us, want);
+  if (A == 1 && C <= kFlatColumns) time_flat<T>(out, in, R, C, copy_us, want);
   if (R <= kWarps * 16) {
     time_centre<T, 1>(copy, in, A, R, C, copy_us, h, want);
     time_centre<T, 16 / sizeof(T)>(copy, in, A, R, C, copy_us, h, want);
@@ -381,7 +453,11 @@ int main(int argc, char** argv) {
                          {true, 1, 22, 1515294},  // (22, 28061, 54) over axis 0
                          {true, 1, 5793, 5793},   // (5793, 5793) over axis 0
                          {true, 1, 5792, 5792},   // rows on 16 bytes
-                         {false, 1, 8, 2097152},
+                         {true, 1, 745925, 45},   // (525, 1421, 45) over axes 0, 1
+                         {true, 1, 557375, 60},   // (1715, 325, 60) over axes 0, 1
+                         {true, 1, 503964, 67},   // (503964, 67) over axis 0
+                         {true, 1, 493652, 68},   // (1478, 334, 68) over axes 0, 1
+                         {false, 1, 8, 2097152}, {false, 1, 372962, 45},
                          {false, 1, 75, 223125},  // (75, 223125) over axis 0
                          {false, 75, 75, 2975},   // (75, 75, 2975) over axis 1
                          {false, 1, 255, 65025},  // (255, 255, 255) over axis 0
