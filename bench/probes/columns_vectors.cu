@@ -18,7 +18,7 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_vectors bench/probes/columns_vectors.cu
 //   /tmp/columns_vectors [f16|f32 A R C]
 //
-// Figures: bench/RESULTS.md, once it has run. The stores' rules are
+// Figures: bench/RESULTS.md, "Columns read in 16-byte vectors" (H200). The stores' rules are
 // checked without a GPU by bench/probes/columns_vectors_stores.py.
 #include <cstdint>
 #include <cstdio>
