@@ -1,7 +1,8 @@
 // Probe, not a numfuse kernel: sum(x, 1) of an A x R x C array (A = 1:
 // sum(x, 0)) where a thread takes V consecutive outputs and reads 16 bytes
-// of each of its rows, against a thread an output reading an element a row
-// (numfuse's columns walk). A warp's 32 threads take 32 x V consecutive
+// of each of its rows (for halves also 4: `words`, two outputs a thread),
+// against a thread an output reading an element a row (numfuse's columns
+// walk). A warp's 32 threads take 32 x V consecutive
 // outputs, so each of its loads reads 512 bytes of a row; the block's 8
 // warps take every 8th row of a slice of the rows, meet through shared
 // memory, and the slices of a column (where the outputs alone would not
@@ -269,6 +270,30 @@ __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) acc[0] += tof(x[u]);
       }
+    } else if constexpr (V * sizeof(T) == 4) {
+      // A 4-byte word a row: the word around the thread's V elements,
+      // shifted by one element with the next where the row starts inside
+      // a word.
+      for (int r = r0 + warp; r < r1; r += kWarps * kUnroll) {
+        Words v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int rr = r + u * kWarps;
+          if (rr < r1) {
+            const long e = first + long(rr) * C;
+            const int lead = int(e % V);
+            const std::uint32_t* p = (const std::uint32_t*)(in + (e - lead));
+            v[u].w[0] = lead ? __funnelshift_r(p[0], p[1], lead * 8 * int(sizeof(T))) : p[0];
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          if (r + u * kWarps < r1) {
+#pragma unroll
+            for (int j = 0; j < V; ++j) acc[j] += element<T>(v[u], j);
+          }
+        }
+      }
     } else {
       for (int r = r0 + warp; r < r1; r += kWarps * kUnroll) {
         Words lo[kUnroll], hi[kUnroll];
@@ -336,7 +361,10 @@ void time_sums(float* out, const T* in, int A, int R, int C, float copy_us,
   }
   printf(
       "  %-9s V=%d  blocks %6u x %3u  %8.2f us  %5.1f%% of a read at copy speed  rel error %.2g\n",
-      V == 1 ? "elements" : "shifted", V, grid.x, grid.y, us, 100.0 * copy_us / 2 / us, bad);
+      V == 1               ? "elements"
+      : V * sizeof(T) == 4 ? "words"
+                           : "shifted",
+      V, grid.x, grid.y, us, 100.0 * copy_us / 2 / us, bad);
 }
 
 // sum(x, 0) by flat_sums, where A is 1 and C at most kFlatColumns.
@@ -424,6 +452,7 @@ void run(int A, int R, int C) {
   }
   printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
   time_sums<T, 1>(out, in, A, R, C, copy_us, want);
+  if constexpr (sizeof(T) == 2) time_sums<T, 2>(out, in, A, R, C, copy_us, want);
   time_sums<T, 16 / sizeof(T)>(out, in, A, R, C, copy_us, want);
   if (A == 1 && C <= kFlatColumns) time_flat<T>(out, in, R, C, copy_us, want);
   if (R <= kWarps * 16) {
