@@ -1,7 +1,8 @@
 """The rows of the sweep that two builds plan differently: their kernels'
 signatures (`sweep_bench --list --signatures`, what each kernel's source
-depends on) differ, or one build lists the row and the other does not. Prints
-A's line of each such row, for `sweep_bench --cases` to time only those.
+depends on) or, where both lists have them, the hashes of the kernels' sources
+differ, or one build lists the row and the other does not. Prints A's line of
+each such row, for `sweep_bench --cases` to time only those.
 
     build-a/bench/sweep_bench --list --signatures [grid] > a.jsonl
     build-b/bench/sweep_bench --list --signatures [grid] > b.jsonl
@@ -23,7 +24,7 @@ def signed_rows(path):
                 if "signatures" not in r:
                     sys.exit(f"changed_cases: {path} has rows without signatures "
                              "(list them with sweep_bench --list --signatures)")
-                rows[case(r)] = (line.rstrip("\n"), r["signatures"])
+                rows[case(r)] = (line.rstrip("\n"), (r["signatures"], r.get("sources")))
     return rows
 
 
@@ -33,7 +34,11 @@ def main():
     ap.add_argument("b")
     args = ap.parse_args()
     a, b = signed_rows(args.a), signed_rows(args.b)
-    changed = [k for k in a if k not in b or a[k][1] != b[k][1]]
+    def differ(x, y):
+        (sig_x, src_x), (sig_y, src_y) = x, y
+        return sig_x != sig_y or (src_x is not None and src_y is not None and src_x != src_y)
+
+    changed = [k for k in a if k not in b or differ(a[k][1], b[k][1])]
     for k in changed:
         print(a[k][0])
     only_b = [k for k in b if k not in a]

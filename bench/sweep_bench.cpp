@@ -18,8 +18,10 @@
 // permutation): `--list` prints the rows without timing them, on any machine,
 // for a peer to run the same grid; with `--signatures`, each row also names
 // the signatures of the kernels its statement plans for the target arch
-// (NF_TARGET_ARCH, sm_90 by default), so that two builds' lists show which
-// rows a change reaches (bench/changed_cases.py). `--cases FILE` takes only
+// (NF_TARGET_ARCH, sm_90 by default) and a hash of each kernel's source (a
+// change in how a walk writes its code leaves the signatures as they were),
+// so that two builds' lists show which rows a change reaches
+// (bench/changed_cases.py). `--cases FILE` takes only
 // the rows of the grid that FILE's lines name (work, operand, form, shape and
 // dtype, as these rows give them): a change timed where it changes kernels.
 // `--seeds S,T,...` takes the union of the grids of several seeds of the
@@ -337,20 +339,26 @@ std::set<std::string> read_cases(const std::string& path) {
 }
 
 // The signatures of the kernels a case's statement plans (the line each
-// kernel's source opens with), planned without data.
+// kernel's source opens with) and a hash of each one's whole source, planned
+// without data. The hashes compare two builds of the same toolchain.
 std::string signatures_of(const Case& c, nf::DType t) {
   std::vector<nf::Array> x;
   for (const nf::Shape& in : c.inputs) x.push_back(nf::planned_array(t, in));
-  std::string out;
+  std::string signatures, hashes;
+  const auto item = [](const std::string& list, const std::string& text) {
+    return list + (list.empty() ? "\"" : ",\"") + text + "\"";
+  };
   for (const std::string& source : nf::plan({c.expr(x)}).sources()) {
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(source));
+    hashes = item(hashes, hash);
     const std::string mark = "// signature: ";
     const std::size_t at = source.find(mark);
     if (at == std::string::npos) continue;
     const std::size_t from = at + mark.size();
-    out +=
-        (out.empty() ? "\"" : ",\"") + source.substr(from, source.find('\n', from) - from) + "\"";
+    signatures = item(signatures, source.substr(from, source.find('\n', from) - from));
   }
-  return ",\"signatures\":[" + out + "]";
+  return ",\"signatures\":[" + signatures + "],\"sources\":[" + hashes + "]";
 }
 
 // Wall microseconds per call: back-to-back calls ended by a sync, in batches

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# sweep_bench --list --signatures names each row's kernels, --cases takes only
-# a file's rows, and bench/changed_cases.py finds the rows whose kernels
-# differ between two lists. No GPU needed.
+# sweep_bench --list --signatures names each row's kernels (signatures and
+# source hashes), --cases takes only a file's rows, and bench/changed_cases.py
+# finds the rows whose kernels differ between two lists. No GPU needed.
 #
 #   sweep_cases.sh SWEEP_BENCH BENCH_DIR
 set -euo pipefail
@@ -34,6 +34,14 @@ sed '5s/;tr[0-9]*;/;tr2048;/' "$dir/all.jsonl" >"$dir/other.jsonl"
 python3 "$bench/changed_cases.py" "$dir/all.jsonl" "$dir/other.jsonl" >"$dir/changed.jsonl"
 cmp -s "$dir/changed.jsonl" <(sed -n '5p' "$dir/all.jsonl") ||
   fail "changed_cases.py named:"$'\n'"$(cat "$dir/changed.jsonl")"
+# A row whose kernel's source differs under the same signature (a change in
+# how a walk writes its code): named too.
+[[ $(grep -c '"sources":\["[0-9a-f]\{16\}"' "$dir/all.jsonl") == "$rows" ]] ||
+  fail "a listed row has no hash of its kernels' sources"
+sed -E '7s/"sources":\["[0-9a-f]/"sources":["g/' "$dir/all.jsonl" >"$dir/recoded.jsonl"
+python3 "$bench/changed_cases.py" "$dir/all.jsonl" "$dir/recoded.jsonl" >"$dir/changed.jsonl"
+cmp -s "$dir/changed.jsonl" <(sed -n '7p' "$dir/all.jsonl") ||
+  fail "changed_cases.py named, for a source changed alone:"$'\n'"$(cat "$dir/changed.jsonl")"
 python3 "$bench/changed_cases.py" "$dir/all.jsonl" "$dir/all.jsonl" >"$dir/changed.jsonl"
 [[ ! -s $dir/changed.jsonl ]] || fail "changed_cases.py found changes in one list against itself"
 echo "sweep_bench lists kernels and takes cases: ok"
