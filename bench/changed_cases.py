@@ -28,16 +28,19 @@ def signed_rows(path):
     return rows
 
 
+def differ(x, y):
+    """Whether two rows' kernels differ: their signatures, or their sources'
+    hashes where both lists have them."""
+    (sig_x, src_x), (sig_y, src_y) = x, y
+    return sig_x != sig_y or (src_x is not None and src_y is not None and src_x != src_y)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a")
     ap.add_argument("b")
     args = ap.parse_args()
     a, b = signed_rows(args.a), signed_rows(args.b)
-    def differ(x, y):
-        (sig_x, src_x), (sig_y, src_y) = x, y
-        return sig_x != sig_y or (src_x is not None and src_y is not None and src_x != src_y)
-
     changed = [k for k in a if k not in b or differ(a[k][1], b[k][1])]
     for k in changed:
         print(a[k][0])

@@ -18,12 +18,12 @@
 // permutation): `--list` prints the rows without timing them, on any machine,
 // for a peer to run the same grid; with `--signatures`, each row also names
 // the signatures of the kernels its statement plans for the target arch
-// (NF_TARGET_ARCH, sm_90 by default) and a hash of each kernel's source (a
-// change in how a walk writes its code leaves the signatures as they were),
-// so that two builds' lists show which rows a change reaches
-// (bench/changed_cases.py). `--cases FILE` takes only
-// the rows of the grid that FILE's lines name (work, operand, form, shape and
-// dtype, as these rows give them): a change timed where it changes kernels.
+// (NF_TARGET_ARCH, sm_90 by default) and their kernel-cache keys, hashes of
+// their sources (a change in how a walk writes its code leaves the
+// signatures as they were), so that two builds' lists show which rows a
+// change reaches (bench/changed_cases.py). `--cases FILE` takes only the rows
+// of the grid that FILE's lines name (work, operand, form, shape and dtype,
+// as these rows give them): a change timed where it changes kernels.
 // `--seeds S,T,...` takes the union of the grids of several seeds of the
 // random shapes (each row once), to measure a class over more shapes.
 //
@@ -53,6 +53,7 @@
 #include <numfuse/numfuse.hpp>
 
 #include "bench_util.hpp"
+#include "compile/disk_cache.hpp"
 #include "core/storage.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/memory.hpp"
@@ -339,8 +340,8 @@ std::set<std::string> read_cases(const std::string& path) {
 }
 
 // The signatures of the kernels a case's statement plans (the line each
-// kernel's source opens with) and a hash of each one's whole source, planned
-// without data. The hashes compare two builds of the same toolchain.
+// kernel's source opens with) and each one's kernel-cache key (a hash of its
+// whole source, `numfuse inspect KEY`), planned without data.
 std::string signatures_of(const Case& c, nf::DType t) {
   std::vector<nf::Array> x;
   for (const nf::Shape& in : c.inputs) x.push_back(nf::planned_array(t, in));
@@ -349,9 +350,7 @@ std::string signatures_of(const Case& c, nf::DType t) {
     return list + (list.empty() ? "\"" : ",\"") + text + "\"";
   };
   for (const std::string& source : nf::plan({c.expr(x)}).sources()) {
-    char hash[17];
-    std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(source));
-    hashes = item(hashes, hash);
+    hashes = item(hashes, nf::jit::image_key(source, nf::target_arch()));
     const std::string mark = "// signature: ";
     const std::size_t at = source.find(mark);
     if (at == std::string::npos) continue;

@@ -2,11 +2,11 @@
 // sum(x, 0)) where a thread takes V consecutive outputs and reads 16 bytes
 // of each of its rows (for halves also 4: `words`, two outputs a thread),
 // against a thread an output reading an element a row (numfuse's columns
-// walk). A warp's 32 threads take 32 x V consecutive
-// outputs, so each of its loads reads 512 bytes of a row; the block's 8
-// warps take every 8th row of a slice of the rows, meet through shared
-// memory, and the slices of a column (where the outputs alone would not
-// fill the device) add into the f32 result atomically. Rows need not start
+// walk). A warp's 32 threads take 32 x V consecutive outputs, so each of
+// its loads reads 512 bytes of a row; the block's 8 warps take every 8th
+// row of a slice of the rows, meet through shared memory, and the slices
+// of a column (where the outputs alone would not fill the device) add into
+// the f32 result atomically. Rows need not start
 // on 16 bytes: a thread reads the two aligned vectors around its V
 // elements and shifts them into place with funnel shifts (`shifted`), the
 // shift the same for the whole row. Where R is at most 128, also
@@ -19,8 +19,9 @@
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/columns_vectors bench/probes/columns_vectors.cu
 //   /tmp/columns_vectors [f16|f32 A R C]
 //
-// Figures: bench/RESULTS.md, "Columns read in 16-byte vectors" (H200). The stores' rules are
-// checked without a GPU by bench/probes/columns_vectors_stores.py.
+// Figures: bench/RESULTS.md, "Columns read in 16-byte vectors" (H200; the
+// words form not yet run). The stores' rules are checked without a GPU by
+// bench/probes/columns_vectors_stores.py.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

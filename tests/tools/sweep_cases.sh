@@ -36,7 +36,7 @@ cmp -s "$dir/changed.jsonl" <(sed -n '5p' "$dir/all.jsonl") ||
   fail "changed_cases.py named:"$'\n'"$(cat "$dir/changed.jsonl")"
 # A row whose kernel's source differs under the same signature (a change in
 # how a walk writes its code): named too.
-[[ $(grep -c '"sources":\["[0-9a-f]\{16\}"' "$dir/all.jsonl") == "$rows" ]] ||
+[[ $(grep -c '"sources":\["[0-9a-f]\{32\}"' "$dir/all.jsonl") == "$rows" ]] ||
   fail "a listed row has no hash of its kernels' sources"
 sed -E '7s/"sources":\["[0-9a-f]/"sources":["g/' "$dir/all.jsonl" >"$dir/recoded.jsonl"
 python3 "$bench/changed_cases.py" "$dir/all.jsonl" "$dir/recoded.jsonl" >"$dir/changed.jsonl"
