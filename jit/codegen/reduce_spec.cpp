@@ -149,8 +149,18 @@ bool scalars_over_several(const ReduceSpec& spec) {
 }
 
 std::int64_t held_groups_at_most(const ReduceSpec& spec, const ReduceLimits& limits) {
-  // Twice max_held at most: each group comes with its own address.
-  return scalars_over_several(spec) ? 2 * std::int64_t(limits.max_held) : limits.max_held;
+  // Twice max_held at most: each group comes with its own address. Columns
+  // of 65 to 128 elements held ten to sixteen a thread rather than read in
+  // a loop or copied to shared memory: broadcast back, halves ran a median
+  // 15% faster (56 of 70 rows, none slower by more than 8%), floats 3% (two
+  // rows 16% slower); floats summed 8%. Halves summed gained on large
+  // arrays and lost on small ones (sum(x, 0) of (98, 20, 394, 11) f16 4.6 ->
+  // 6.3 us; of (128, 1047576) 81.3 -> 104.2, 46% more instructions) and
+  // keep their loop (H200, bench/RESULTS.md).
+  const std::size_t bytes = group_bytes(spec);
+  const bool columns = spec.columns && (bytes == 4 || (bytes < 4 && writes_elements(spec)));
+  return scalars_over_several(spec) || columns ? 2 * std::int64_t(limits.max_held)
+                                               : limits.max_held;
 }
 
 std::int64_t read_bytes(const ReduceSpec& spec) {

@@ -157,14 +157,15 @@ struct ReduceLimits {
 // Whether rows take their groups a register or less at a time over several
 // reduced dims: each group's address takes its coordinates, and a thread
 // keeps more of them in flight (groups_in_flight) and holds twice max_held.
-// Over one run, or in columns, more a thread lost: x - mean(x, 1) of (4095,
+// Rows over one run lost with more a thread: x - mean(x, 1) of (4095,
 // 4095) f32 at sixteen elements a thread took 42 registers and ran 59.9 us
 // where four ran 49.6, of (5793, 5793) bf16 at twelve 92.1 where six ran
 // 74.8 (H100, bench/RESULTS.md).
 bool scalars_over_several(const ReduceSpec& spec);
 
 // Groups a thread holds in registers at most: limits.max_held, twice as many
-// for scalars_over_several.
+// for scalars_over_several, for columns of 4-byte elements, and for columns
+// of narrower ones broadcast back: their groups come one to a register.
 std::int64_t held_groups_at_most(const ReduceSpec& spec, const ReduceLimits& limits);
 
 // Limits from text such as "max_held=0,split_below=128,max_cluster=1,prefetch_from=0";

@@ -167,6 +167,15 @@ TEST_CASE("columns of narrow elements take about 16 bytes a thread", "[host][cod
              Catch::Contains(";columns;tr2;to128;per4;"));
   CHECK_THAT(signature(nf::sum(nf::ones({30, 4096}, nf::u8), 0)),
              Catch::Contains(";columns;tr4;to64;per8;"));
+  // Columns longer than a block's 8 threads of 8 hold up to 16 a thread:
+  // floats, and halves broadcast back; halves summed and doubles, 8.
+  const nf::Array halves = nf::ones({75, 4096}, nf::f16);
+  CHECK_THAT(signature(halves - nf::mean(halves, 0)), Catch::Contains(";columns;tr8;to32;per10;"));
+  CHECK_THAT(signature(nf::sum(halves, 0)), Catch::Contains(";columns;tr8;to32;per0;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({128, 4096}), 0)),
+             Catch::Contains(";columns;tr8;to32;per16;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({75, 4096}, nf::f64), 0)),
+             Catch::Contains(";columns;tr8;to32;per0;"));
 }
 
 TEST_CASE("outputs of too many elements, too few to fill a device, are split", "[host][codegen]") {

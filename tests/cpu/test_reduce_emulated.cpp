@@ -532,14 +532,16 @@ TEST_CASE("emulated: columns of any width and length, with the device's limits",
     int kernels;  // 2: split into chunks
   };
   const std::vector<Case> cases = {
-      {{200, 8}, nf::f32, 7, 1},    // a warp on 4 rows of 8 outputs; 32 threads of each hold
-      {{5000, 8}, nf::f32, 0, 2},   // too long to hold: chunks fill the device
-      {{3, 700}, nf::f32, 3, 1},    // a thread for each column, 256 a block
-      {{48, 40}, nf::f64, 6, 1},    // 8 threads a column hold
-      {{256, 40}, nf::f64, 0, 2},   // 4 chunks of 64
-      {{2000, 24}, nf::f16, 0, 2},  // narrow, long and half precision
-      {{8, 700}, nf::bf16, 8, 1},   // 16 bytes a thread: the whole column
-      {{27, 300}, nf::f16, 7, 1},   // 4 threads a column hold 7 each
+      {{200, 8}, nf::f32, 7, 1},     // a warp on 4 rows of 8 outputs; 32 threads of each hold
+      {{5000, 8}, nf::f32, 0, 2},    // too long to hold: chunks fill the device
+      {{3, 700}, nf::f32, 3, 1},     // a thread for each column, 256 a block
+      {{48, 40}, nf::f64, 6, 1},     // 8 threads a column hold
+      {{256, 40}, nf::f64, 0, 2},    // 4 chunks of 64
+      {{2000, 24}, nf::f16, 0, 2},   // narrow, long and half precision
+      {{8, 700}, nf::bf16, 8, 1},    // 16 bytes a thread: the whole column
+      {{27, 300}, nf::f16, 7, 1},    // 4 threads a column hold 7 each
+      {{100, 300}, nf::f16, 13, 1},  // 8 threads a column hold 13: columns hold up to 16
+      {{121, 70}, nf::f32, 16, 1},   // 8 threads of up to 16, bounds tested
   };
   for (const Case& c : cases) {
     INFO(nf::to_string(c.shape) << " " << nf::name(c.dtype));
