@@ -12,7 +12,6 @@ constexpr int kBlock = 256;         // threads of a block, unless one row needs 
 constexpr int kSplitThreads = 256;  // threads of a block of a split row
 constexpr int kColumnFill = 8;      // blocks of columns a device takes for each of rows
 constexpr int kMinColumnShare = 8;  // elements of a chunk of a column a thread takes, at least
-constexpr int kMaxGathered = 16;    // partial results of a column a thread combines, at most
 // Vectors' width of elements in a shifted row that writes elements, at
 // least. Rows of 2-byte elements 323 to 33938 long broadcast back ran 14-35%
 // faster shifted (their vectors stored whole, nf_store_vector); rows of 4 to
@@ -230,7 +229,7 @@ class Columns final : public ReduceLanes {
   // columns before it is full. Columns of blocks fewer than that are cut
   // into as many chunks as fill it, or as keep each at most chunk_groups
   // long, but into no more than leave kMinColumnShare elements a thread of
-  // a chunk, or kMaxGathered partial results for a thread of the next
+  // a chunk, or limits.max_gathered partial results for a thread of the next
   // kernel to combine, one after another.
   std::int64_t split_chunks(const ReduceSpec& spec, std::int64_t blocks,
                             const ReduceLimits& limits) const override {
@@ -239,7 +238,7 @@ class Columns final : public ReduceLanes {
     const std::int64_t chunks = std::max((fill + blocks - 1) / blocks,
                                          (groups + limits.chunk_groups - 1) / limits.chunk_groups);
     return std::min({chunks, groups / (std::int64_t(spec.tr) * kMinColumnShare),
-                     std::int64_t(spec.tr) * kMaxGathered});
+                     std::int64_t(spec.tr) * limits.max_gathered});
   }
   // Columns keep their bounds tests, as they always have: skipping them
   // would change the source of every held column kernel.

@@ -55,10 +55,12 @@ ReduceLimits parse_reduce_limits(const std::string& text) {
       l.max_cluster = int(value);
     } else if (key == "prefetch_from") {
       l.prefetch_from = value;
+    } else if (key == "max_gathered" && value > 0) {
+      l.max_gathered = int(value);
     } else {
       throw ValueError("NF_REDUCE_LIMITS: unknown or invalid setting \"" + item +
                        "\" (max_held, split_below, chunk_groups > 0, max_cluster 1.." +
-                       std::to_string(kMaxCluster) + ", prefetch_from)");
+                       std::to_string(kMaxCluster) + ", prefetch_from, max_gathered > 0)");
     }
   }
   return l;

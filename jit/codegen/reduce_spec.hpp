@@ -145,6 +145,7 @@ struct ReduceLimits {
   std::int64_t split_below = 128;  // blocks of outputs too few to fill a device
   int chunk_groups = 4096;         // groups of one chunk of a split row
   int max_cluster = 8;             // blocks of a cluster at most; 1: no clusters
+  int max_gathered = 16;           // partial results of a split column a thread combines
   // Held rows of a block taking at least `prefetch_from` bytes are
   // prefetched, where they fit in `prefetch_max` bytes of shared memory.
   std::int64_t prefetch_from = 64 * 1024;  // 0: never

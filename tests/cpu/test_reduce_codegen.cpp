@@ -402,10 +402,11 @@ TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[host][cod
   CHECK(l.split_below == nf::jit::ReduceLimits{}.split_below);
   CHECK(nf::jit::parse_reduce_limits("max_cluster=1").max_cluster == 1);
   CHECK(nf::jit::parse_reduce_limits("prefetch_from=0").prefetch_from == 0);
+  CHECK(nf::jit::parse_reduce_limits("max_gathered=64").max_gathered == 64);
   CHECK(nf::jit::reduce_limits_for("sm_80").max_cluster == 1);
   CHECK(nf::jit::reduce_limits_for("sm_90").max_cluster == 8);
   for (const char* bad : {"max_held", "max_held=-1", "chunk_groups=0", "held=3", "max_held=2x",
-                          "max_cluster=9", "max_cluster=0"}) {
+                          "max_cluster=9", "max_cluster=0", "max_gathered=0"}) {
     INFO(bad);
     try {
       nf::jit::parse_reduce_limits(bad);

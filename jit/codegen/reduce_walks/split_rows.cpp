@@ -158,8 +158,8 @@ class SplitRows final : public StreamedRows {
       if (t.round != round) continue;
       w.line(m.acc_type(t) + " " + t.name + " = " + m.identity(t) + ";");
       w.line("for (nf_idx j = tr; live && j < chunks; j += " + std::to_string(k.spec().tr) + ") " +
-             t.name + " = " + m.combine_op(t) + "(" + t.name + ", ws" + t.name.substr(1) +
-             "[o * chunks + j]);");
+             t.name + " = " + m.combine_op(t) + "(" + t.name + ", ws" + t.name.substr(1) + "[" +
+             partial(k, "j") + "]);");
     }
     k.combine(w, round, true);
   }
@@ -168,8 +168,18 @@ class SplitRows final : public StreamedRows {
   static void write_partials(const ReduceKernel& k, SourceWriter& w, int round) {
     for (const Term& t : k.model().terms()) {
       if (t.round != round) continue;
-      w.line("if (live && tr == 0) ws" + t.name.substr(1) + "[o * chunks + c] = " + t.name + ";");
+      w.line("if (live && tr == 0) ws" + t.name.substr(1) + "[" + partial(k, "c") +
+             "] = " + t.name + ";");
     }
+  }
+
+  // Where output o's partial result of chunk `chunk` lies: next to the
+  // output's other chunks where a row's threads take them (consecutive
+  // threads, consecutive chunks), next to the other outputs' of the same
+  // chunk in columns (consecutive threads, consecutive outputs), so that a
+  // warp's reads and writes of them are coalesced either way.
+  static std::string partial(const ReduceKernel& k, const std::string& chunk) {
+    return k.spec().columns ? chunk + " * rows + o" : "o * chunks + " + chunk;
   }
 };
 
