@@ -53,8 +53,8 @@ bool accepts_arch(std::string_view value) {
 // name=count,name=count,... with the settings reduction codegen knows; it
 // checks the counts' ranges itself (jit/codegen/reduce_spec.cpp).
 bool accepts_reduce_limits(std::string_view value) {
-  constexpr std::array<std::string_view, 5> kNames = {"max_held", "split_below", "chunk_groups",
-                                                      "max_cluster", "prefetch_from"};
+  constexpr std::array<std::string_view, 6> kNames = {
+      "max_held", "split_below", "chunk_groups", "max_cluster", "prefetch_from", "max_gathered"};
   for (;;) {
     const std::size_t comma = value.find(',');
     const std::string_view item = value.substr(0, comma);
@@ -88,7 +88,8 @@ constexpr std::array<Variable, 9> kVariables = {{
     {Var::dump_kernels, "NF_DUMP_KERNELS", kPath, "not dumping",
      "a directory each kernel's .cu is written to as it is first used", nullptr},
     {Var::reduce_limits, "NF_REDUCE_LIMITS",
-     "name=count,... of max_held, split_below, chunk_groups, max_cluster, prefetch_from",
+     "name=count,... of max_held, split_below, chunk_groups, max_cluster, prefetch_from, "
+     "max_gathered",
      "the built-in limits", "where reduction kernels change how they walk their rows",
      accepts_reduce_limits},
     {Var::launch_thread, "NF_LAUNCH_THREAD", kSwitch, "on",

@@ -107,8 +107,10 @@ TEST_CASE("allowed values are read as given; unset or empty is the default", "[h
     CHECK(nf::config::read(Var::target_arch) == arch);
   }
   {
-    const ScopedEnv env("NF_REDUCE_LIMITS", "max_held=8,split_below=0,max_cluster=1");
-    CHECK(nf::config::read(Var::reduce_limits) == "max_held=8,split_below=0,max_cluster=1");
+    const ScopedEnv env("NF_REDUCE_LIMITS",
+                        "max_held=8,split_below=0,max_cluster=1,max_gathered=32");
+    CHECK(nf::config::read(Var::reduce_limits) ==
+          "max_held=8,split_below=0,max_cluster=1,max_gathered=32");
   }
   for (const char* on : {"on", "ON", "1", "true", "Yes"}) {
     const ScopedEnv env("NF_FUSION", on);
