@@ -53,14 +53,13 @@ bool accepts_arch(std::string_view value) {
 // name=count,name=count,... with the settings reduction codegen knows; it
 // checks the counts' ranges itself (jit/codegen/reduce_spec.cpp).
 bool accepts_reduce_limits(std::string_view value) {
-  constexpr std::array<std::string_view, 6> kNames = {
-      "max_held", "split_below", "chunk_groups", "max_cluster", "prefetch_from", "max_gathered"};
   for (;;) {
     const std::size_t comma = value.find(',');
     const std::string_view item = value.substr(0, comma);
     const std::size_t equals = item.find('=');
     if (equals == std::string_view::npos || !all_digits(item.substr(equals + 1)) ||
-        std::find(kNames.begin(), kNames.end(), item.substr(0, equals)) == kNames.end()) {
+        std::find(kReduceLimitNames.begin(), kReduceLimitNames.end(), item.substr(0, equals)) ==
+            kReduceLimitNames.end()) {
       return false;
     }
     if (comma == std::string_view::npos) return true;

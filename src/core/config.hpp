@@ -12,6 +12,7 @@
 // on a machine without a GPU).
 #pragma once
 
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,6 +72,12 @@ std::optional<std::string> read(Var id);
 bool switched_on(Var id, std::string_view value);
 // The switch as the environment sets it, else `when_unset`.
 bool switched_on(Var id, bool when_unset);
+
+// The settings NF_REDUCE_LIMITS may name, each a field of jit::ReduceLimits
+// that jit/codegen/reduce_spec.cpp sets: one list for the configuration's
+// check and the parser's message.
+inline constexpr std::array<std::string_view, 6> kReduceLimitNames = {
+    "max_held", "split_below", "chunk_groups", "max_cluster", "prefetch_from", "max_gathered"};
 
 // "sm_" and two or three digits, perhaps a lowercase letter ("sm_90a"): the
 // form of NF_TARGET_ARCH and of every arch numfuse compiles for.

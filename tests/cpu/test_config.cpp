@@ -112,6 +112,14 @@ TEST_CASE("allowed values are read as given; unset or empty is the default", "[h
     CHECK(nf::config::read(Var::reduce_limits) ==
           "max_held=8,split_below=0,max_cluster=1,max_gathered=32");
   }
+  for (const std::string_view name : nf::config::kReduceLimitNames) {
+    INFO(name);
+    const std::string limits = std::string(name) + "=1";
+    const ScopedEnv env("NF_REDUCE_LIMITS", limits.c_str());
+    CHECK(nf::config::read(Var::reduce_limits));
+    CHECK(std::string_view(nf::config::variable(Var::reduce_limits).allowed).find(name) !=
+          std::string_view::npos);
+  }
   for (const char* on : {"on", "ON", "1", "true", "Yes"}) {
     const ScopedEnv env("NF_FUSION", on);
     CHECK(nf::config::switched_on(Var::fusion, false));

@@ -17,6 +17,7 @@
 
 #include "codegen/reduce_spec.hpp"
 #include "compile/nvrtc_compiler.hpp"
+#include "core/config.hpp"
 #include "plan/memory_layout.hpp"
 #include "runtime/nf_reduce.h"
 
@@ -403,6 +404,10 @@ TEST_CASE("NF_REDUCE_LIMITS settings parse, and bad ones are named", "[host][cod
   CHECK(nf::jit::parse_reduce_limits("max_cluster=1").max_cluster == 1);
   CHECK(nf::jit::parse_reduce_limits("prefetch_from=0").prefetch_from == 0);
   CHECK(nf::jit::parse_reduce_limits("max_gathered=64").max_gathered == 64);
+  for (const std::string_view name : nf::config::kReduceLimitNames) {
+    INFO(name);
+    CHECK_NOTHROW(nf::jit::parse_reduce_limits(std::string(name) + "=1"));
+  }
   CHECK(nf::jit::reduce_limits_for("sm_80").max_cluster == 1);
   CHECK(nf::jit::reduce_limits_for("sm_90").max_cluster == 8);
   for (const char* bad : {"max_held", "max_held=-1", "chunk_groups=0", "held=3", "max_held=2x",
