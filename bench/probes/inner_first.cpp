@@ -1,0 +1,98 @@
+// Probe over numfuse itself: a reduction over the innermost axis and others
+// apart from it (sum over (0, 2) of (A, B, C); kept axes lie between the
+// reduced ones) as numfuse plans it, one kernel reading each output's
+// elements an element at a time, against the same reduction cut in two
+// written by hand: first over the innermost run of reduced axes (rows in
+// memory, which numfuse reads in vectors at copy speed), into f32 partials
+// a row long fewer, then over the other axes of those. The sweep's figures
+// (H200, bench/results/sweep-reduce-64M-h200-main.jsonl) ask for it: sum over
+// (0, 2) of (323, 323, 323) f16 takes 34.3 us, over 2 alone 16.9.
+//
+// Reads "dtype dims axes bytes" lines, the sweep's rows of this kind, and
+// times each by CUDA events (bench::time_us), with its share of a
+// device-to-device copy of the row's least bytes:
+//
+//   sum:      numfuse sum(x, axes)          cut: sum(sum(f32(x), inner), outer)
+//   x - mean: numfuse x - mean(x, axes)     cut: x - mean(mean(f32(x), inner), outer)
+//
+//   build/release/bench/sweep_bench --list --patterns reduce,reduce-back --sizes 64M \
+//       --ranks 3,4 --dtypes f16,f32 | python3 -c 'import json, sys
+//   for l in sys.stdin:
+//       r = json.loads(l); n = len(r["inputs"][0]); a = r["axes"]
+//       if n - 1 in a and len(a) < n and any(i not in a for i in range(min(a), n)):
+//           dims, axes = (",".join(map(str, v)) for v in (r["inputs"][0], a))
+//           print(r["dtype"], dims, axes, r["bytes"], r["work"])' > /tmp/cases.txt
+//   g++ -O2 -std=c++20 -I include -I src -I bench -I build/release/include \
+//       -I /usr/local/cuda/include bench/probes/inner_first.cpp -o /tmp/inner_first \
+//       -L build/release -lnumfuse -Wl,-rpath,$PWD/build/release
+//   /tmp/inner_first < /tmp/cases.txt
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <numfuse/numfuse.hpp>
+
+#include "bench_util.hpp"
+#include "cuda/memory.hpp"
+
+namespace {
+
+std::vector<long> numbers(const std::string& s) {
+  std::vector<long> v;
+  std::stringstream in(s);
+  for (std::string t; std::getline(in, t, ',');) v.push_back(std::stol(t));
+  return v;
+}
+
+// The reduced axes that end at the last one with no kept axis between them
+// (inner), and the rest (outer).
+void cut(const std::vector<int>& axes, int ndim, std::vector<int>& inner, std::vector<int>& outer) {
+  int from = ndim - 1;
+  while (from > 0 && std::find(axes.begin(), axes.end(), from - 1) != axes.end()) --from;
+  for (int a : axes) (a >= from ? inner : outer).push_back(a);
+}
+
+}  // namespace
+
+int main() {
+  nf::seed(3);
+  std::map<long, double> copy_us;  // a copy moving the bytes, by bytes
+  std::string dtype, dims, axes_text, work;
+  long bytes = 0;
+  while (std::cin >> dtype >> dims >> axes_text >> bytes >> work) {
+    const nf::DType t = dtype == "f16" ? nf::f16 : dtype == "bf16" ? nf::bf16 : nf::f32;
+    nf::Shape shape;
+    for (long d : numbers(dims)) shape.push_back(d);
+    std::vector<int> axes, inner, outer;
+    for (long a : numbers(axes_text)) axes.push_back(int(a));
+    cut(axes, int(shape.size()), inner, outer);
+    if (inner.empty() || outer.empty()) continue;
+    if (!copy_us.count(bytes)) {
+      const std::size_t half = std::size_t(bytes / 2);
+      auto a = nf::cuda::allocate_device(0, half), b = nf::cuda::allocate_device(0, half);
+      copy_us[bytes] =
+          bench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, half, 0); });
+    }
+    const nf::Array x = nf::randn(shape, t);
+    const bool back = work == "reduce-back";
+    nf::Array y;
+    const double one = bench::time_us(
+        [&] { y = back ? x - nf::mean(x, nf::Axes(axes)) : nf::sum(x, nf::Axes(axes)); });
+    const nf::Array numfuse = y;
+    const double two = bench::time_us([&] {
+      const nf::Expr wide = nf::astype(x, nf::f32);
+      y = back ? x - nf::astype(nf::mean(nf::mean(wide, nf::Axes(inner)), nf::Axes(outer)), t)
+               : nf::astype(nf::sum(nf::sum(wide, nf::Axes(inner)), nf::Axes(outer)), t);
+    });
+    const double diff =
+        nf::Array(nf::max(nf::abs(y.astype(nf::f32) - numfuse.astype(nf::f32)))).item<float>();
+    std::printf(
+        "%-11s %-5s %-22s axes %-7s numfuse %8.2f us (%5.1f%%)  cut %8.2f us (%5.1f%%)  %s  "
+        "diff %.3g\n",
+        work.c_str(), dtype.c_str(), nf::to_string(shape).c_str(), axes_text.c_str(), one,
+        100 * copy_us[bytes] / one, two, 100 * copy_us[bytes] / two, two < 0.95 * one ? "CUT" : "",
+        diff);
+    std::fflush(stdout);
+  }
+}
