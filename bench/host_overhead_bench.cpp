@@ -25,7 +25,11 @@
 // The figures leave out every CUDA call, whose cost only a GPU machine can
 // measure: a warm single-kernel statement makes one, cuLaunchKernel.
 //
-//   host_overhead_bench [--quick]
+//   host_overhead_bench [--quick] [--only WORK]
+//
+// --only times that row alone (and what it needs set up), for a profiler to
+// see one part: valgrind --tool=callgrind host_overhead_bench --quick --only
+// chain8-gpu-statement.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -52,6 +56,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kCalls = 2000;  // per batch
 int g_batches = 41;
+const char* g_only = nullptr;  // --only: the one row to time
+
+bool wanted(const char* work) {
+  return !g_only || std::strcmp(g_only, work) == 0;
+}
 
 // Median microseconds per call of N timed parts of a call. `batch(calls)`
 // makes `calls` calls and returns the time spent in each part, so that a
@@ -96,15 +105,31 @@ nf::Array stand_in_cuda_array(const nf::Array& like) {
   return nf::Array(std::move(s), nf::f32, like.shape(), nf::contiguous_strides(like.shape()), 0);
 }
 
-void row(const char* work, double us) {
+void print_row(const char* work, double us) {
   std::printf("{\"work\":\"%s\",\"shape\":\"(128, 784)\",\"backend\":\"cpu\",\"us\":%.3f}\n", work,
               us);
+}
+
+// Times `f` (median microseconds per call) and prints its row, unless --only
+// names another.
+template <class F>
+void row(const char* work, F&& f) {
+  if (wanted(work)) print_row(work, median_us(f));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--quick") == 0) g_batches = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      g_batches = 5;
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      g_only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: host_overhead_bench [--quick] [--only WORK]\n");
+      return 2;
+    }
+  }
   nf::set_default_device(nf::Device::cpu());
   nf::seed(1);
   const nf::Array x = nf::randn({128, 784});
@@ -114,42 +139,43 @@ int main(int argc, char** argv) {
   // Building and tearing down, each timed on its own call by call so that
   // the allocator stays as warm as in a loop of statements (the clock reads
   // add a few tens of nanoseconds to each figure).
-  const auto [build, teardown] = medians_us<2>([&](int n) {
-    std::array<Clock::duration, 2> t{};
-    for (int i = 0; i < n; ++i) {
-      const auto t0 = Clock::now();
-      std::optional<nf::Expr> e = bench::chain(x, 1.5f, 0.25f);
-      const auto t1 = Clock::now();
-      e.reset();
-      t[0] += t1 - t0;
-      t[1] += Clock::now() - t1;
-    }
-    return t;
-  });
-  row("chain8-build", build);
-  row("chain8-teardown", teardown);
+  if (wanted("chain8-build") || wanted("chain8-teardown")) {
+    const auto [build, teardown] = medians_us<2>([&](int n) {
+      std::array<Clock::duration, 2> t{};
+      for (int i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        std::optional<nf::Expr> e = bench::chain(x, 1.5f, 0.25f);
+        const auto t1 = Clock::now();
+        e.reset();
+        t[0] += t1 - t0;
+        t[1] += Clock::now() - t1;
+      }
+      return t;
+    });
+    print_row("chain8-build", build);
+    print_row("chain8-teardown", teardown);
+  }
 
   const nf::Expr e = bench::chain(x, 1.5f, 0.25f);
   const std::vector<nf::NodePtr> roots{e.node()};
-  row("chain8-make-program", median_us([&] { nf::make_program(roots); }));
+  row("chain8-make-program", [&] { nf::make_program(roots); });
 
   const nf::Program p = nf::make_program(roots);
-  row("chain8-statement-key", median_us([&] { nf::statement_key(p, outputs, options); }));
+  row("chain8-statement-key", [&] { nf::statement_key(p, outputs, options); });
 
   // A warm hit of the GPU plan cache, key included. Without a GPU no launches
   // can be prepared, so the entry holds the schedule alone.
   auto plan = std::make_shared<nf::CachedPlan>();
   plan->schedule = nf::make_schedule(p, options);
   nf::remember_plan(nf::statement_key(p, outputs, options), plan);
-  row("chain8-plan-lookup",
-      median_us([&] { nf::cached_plan(nf::cuda::backend(), p, outputs, options); }));
+  row("chain8-plan-lookup", [&] { nf::cached_plan(nf::cuda::backend(), p, outputs, options); });
 
   // A warm GPU statement's host path up to its launch: build, program, plan
   // lookup and teardown.
-  row("chain8-host-path", median_us([&] {
-        const nf::Expr s = bench::chain(x, 1.5f, 0.25f);
-        nf::cached_plan(nf::cuda::backend(), nf::make_program({s.node()}), outputs, options);
-      }));
+  row("chain8-host-path", [&] {
+    const nf::Expr s = bench::chain(x, 1.5f, 0.25f);
+    nf::cached_plan(nf::cuda::backend(), nf::make_program({s.node()}), outputs, options);
+  });
 
   // The warm GPU statement itself, over stand-ins for device arrays. Each
   // statement's first run plans it (a miss: stand-in kernels are "loaded").
@@ -161,10 +187,10 @@ int main(int argc, char** argv) {
     const std::vector<nf::Array> gout{stand_in_cuda_array(x)};
     const auto gplan = nf::cached_plan(nf::cuda::backend(), gp, gout, options);
     row("chain8-bind",
-        median_us([&] { nf::cuda::backend().run(*gplan->prepared, gp, gplan->schedule, gout); }));
+        [&] { nf::cuda::backend().run(*gplan->prepared, gp, gplan->schedule, gout); });
   }
   nf::Array gy = stand_in_cuda_array(x);  // held by gy alone, so every statement reuses it
-  row("chain8-gpu-statement", median_us([&] { gy = bench::chain(gx, 1.5f, 0.25f); }));
-  row("scale-gpu-statement", median_us([&] { gy = gx * 2.0f; }));
+  row("chain8-gpu-statement", [&] { gy = bench::chain(gx, 1.5f, 0.25f); });
+  row("scale-gpu-statement", [&] { gy = gx * 2.0f; });
   return 0;
 }
