@@ -8,12 +8,16 @@
 // (H200, bench/results/sweep-reduce-64M-h200-main.jsonl) ask for it: sum over
 // (0, 2) of (323, 323, 323) f16 takes 34.3 us, over 2 alone 16.9.
 //
-// Reads "dtype dims axes bytes" lines, the sweep's rows of this kind, and
-// times each by CUDA events (bench::time_us), with its share of a
-// device-to-device copy of the row's least bytes:
+// Reads "dtype dims axes bytes work" lines, the sweep's rows of this kind,
+// and times each by CUDA events (bench::time_us), with its share of a
+// device-to-device copy of the row's least bytes (w(x): x in f32 where it is
+// a half type):
 //
-//   sum:      numfuse sum(x, axes)          cut: sum(sum(f32(x), inner), outer)
-//   x - mean: numfuse x - mean(x, axes)     cut: x - mean(mean(f32(x), inner), outer)
+//   sum:      numfuse sum(x, axes)          cut: sum(sum(w(x), inner), outer)
+//   x - mean: numfuse x - mean(x, axes)     cut: x - mean(mean(w(x), inner), outer)
+//
+// On a GPU, build it against a library from before the planner cut these
+// reductions itself (2b4fe01), or its two columns are both cut.
 //
 //   build/release/bench/sweep_bench --list --patterns reduce,reduce-back --sizes 64M \
 //       --ranks 3,4 --dtypes f16,f32 | python3 -c 'import json, sys
@@ -26,7 +30,11 @@
 //       -I /usr/local/cuda/include bench/probes/inner_first.cpp -o /tmp/inner_first \
 //       -L build/release -lnumfuse -Wl,-rpath,$PWD/build/release
 //   /tmp/inner_first < /tmp/cases.txt
+//   /tmp/inner_first --cpu < /tmp/cases.txt    (the CPU backend, wall clock; no share of copy)
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -53,22 +61,43 @@ void cut(const std::vector<int>& axes, int ndim, std::vector<int>& inner, std::v
   for (int a : axes) (a >= from ? inner : outer).push_back(a);
 }
 
+// Microseconds per call of f: CUDA events on a GPU; on the CPU backend the
+// median of 5 calls' wall clock, each call running its statement.
+double time_us(bool cpu, const std::function<void()>& f) {
+  if (!cpu) return bench::time_us(f);
+  f();
+  std::vector<double> us;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(us.begin(), us.begin() + 2, us.end());
+  return us[2];
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool cpu = argc > 1 && std::string(argv[1]) == "--cpu";
+  if (cpu) nf::set_default_device(nf::Device::cpu());
   nf::seed(3);
   std::map<long, double> copy_us;  // a copy moving the bytes, by bytes
   std::string dtype, dims, axes_text, work;
   long bytes = 0;
   while (std::cin >> dtype >> dims >> axes_text >> bytes >> work) {
-    const nf::DType t = dtype == "f16" ? nf::f16 : dtype == "bf16" ? nf::bf16 : nf::f32;
+    const nf::DType t = dtype == "f16"    ? nf::f16
+                        : dtype == "bf16" ? nf::bf16
+                        : dtype == "f64"  ? nf::f64
+                                          : nf::f32;
     nf::Shape shape;
     for (long d : numbers(dims)) shape.push_back(d);
     std::vector<int> axes, inner, outer;
     for (long a : numbers(axes_text)) axes.push_back(int(a));
     cut(axes, int(shape.size()), inner, outer);
     if (inner.empty() || outer.empty()) continue;
-    if (!copy_us.count(bytes)) {
+    if (!cpu && !copy_us.count(bytes)) {
       const std::size_t half = std::size_t(bytes / 2);
       auto a = nf::cuda::allocate_device(0, half), b = nf::cuda::allocate_device(0, half);
       copy_us[bytes] =
@@ -77,22 +106,23 @@ int main() {
     const nf::Array x = nf::randn(shape, t);
     const bool back = work == "reduce-back";
     nf::Array y;
-    const double one = bench::time_us(
-        [&] { y = back ? x - nf::mean(x, nf::Axes(axes)) : nf::sum(x, nf::Axes(axes)); });
+    const double one = time_us(
+        cpu, [&] { y = back ? x - nf::mean(x, nf::Axes(axes)) : nf::sum(x, nf::Axes(axes)); });
     const nf::Array numfuse = y;
-    const double two = bench::time_us([&] {
-      const nf::Expr wide = nf::astype(x, nf::f32);
+    const nf::DType partial = nf::itemsize(t) < 4 ? nf::f32 : t;
+    const double two = time_us(cpu, [&] {
+      const nf::Expr wide = nf::astype(x, partial);
       y = back ? x - nf::astype(nf::mean(nf::mean(wide, nf::Axes(inner)), nf::Axes(outer)), t)
                : nf::astype(nf::sum(nf::sum(wide, nf::Axes(inner)), nf::Axes(outer)), t);
     });
     const double diff =
-        nf::Array(nf::max(nf::abs(y.astype(nf::f32) - numfuse.astype(nf::f32)))).item<float>();
+        nf::Array(nf::max(nf::abs(y.astype(nf::f64) - numfuse.astype(nf::f64)))).item<double>();
+    const double copy = cpu ? 0 : copy_us[bytes];
     std::printf(
-        "%-11s %-5s %-22s axes %-7s numfuse %8.2f us (%5.1f%%)  cut %8.2f us (%5.1f%%)  %s  "
+        "%-11s %-5s %-22s axes %-7s numfuse %9.2f us (%5.1f%%)  cut %9.2f us (%5.1f%%)  %s  "
         "diff %.3g\n",
         work.c_str(), dtype.c_str(), nf::to_string(shape).c_str(), axes_text.c_str(), one,
-        100 * copy_us[bytes] / one, two, 100 * copy_us[bytes] / two, two < 0.95 * one ? "CUT" : "",
-        diff);
+        100 * copy / one, two, 100 * copy / two, two < 0.95 * one ? "CUT" : "", diff);
     std::fflush(stdout);
   }
 }
