@@ -36,22 +36,10 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
-#include <map>
-#include <sstream>
 
-#include <numfuse/numfuse.hpp>
-
-#include "bench_util.hpp"
-#include "cuda/memory.hpp"
+#include "sweep_rows.hpp"
 
 namespace {
-
-std::vector<long> numbers(const std::string& s) {
-  std::vector<long> v;
-  std::stringstream in(s);
-  for (std::string t; std::getline(in, t, ',');) v.push_back(std::stol(t));
-  return v;
-}
 
 // The reduced axes that end at the last one with no kept axis between them
 // (inner), and the rest (outer).
@@ -83,26 +71,16 @@ int main(int argc, char** argv) {
   const bool cpu = argc > 1 && std::string(argv[1]) == "--cpu";
   if (cpu) nf::set_default_device(nf::Device::cpu());
   nf::seed(3);
-  std::map<long, double> copy_us;  // a copy moving the bytes, by bytes
   std::string dtype, dims, axes_text, work;
   long bytes = 0;
   while (std::cin >> dtype >> dims >> axes_text >> bytes >> work) {
-    const nf::DType t = dtype == "f16"    ? nf::f16
-                        : dtype == "bf16" ? nf::bf16
-                        : dtype == "f64"  ? nf::f64
-                                          : nf::f32;
+    const nf::DType t = probe::dtype_named(dtype);
     nf::Shape shape;
-    for (long d : numbers(dims)) shape.push_back(d);
+    for (long d : probe::numbers(dims)) shape.push_back(d);
     std::vector<int> axes, inner, outer;
-    for (long a : numbers(axes_text)) axes.push_back(int(a));
+    for (long a : probe::numbers(axes_text)) axes.push_back(int(a));
     cut(axes, int(shape.size()), inner, outer);
     if (inner.empty() || outer.empty()) continue;
-    if (!cpu && !copy_us.count(bytes)) {
-      const std::size_t half = std::size_t(bytes / 2);
-      auto a = nf::cuda::allocate_device(0, half), b = nf::cuda::allocate_device(0, half);
-      copy_us[bytes] =
-          bench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, half, 0); });
-    }
     const nf::Array x = nf::randn(shape, t);
     const bool back = work == "reduce-back";
     nf::Array y;
@@ -117,7 +95,7 @@ int main(int argc, char** argv) {
     });
     const double diff =
         nf::Array(nf::max(nf::abs(y.astype(nf::f64) - numfuse.astype(nf::f64)))).item<double>();
-    const double copy = cpu ? 0 : copy_us[bytes];
+    const double copy = cpu ? 0 : probe::copy_us(bytes);
     std::printf(
         "%-11s %-5s %-22s axes %-7s numfuse %9.2f us (%5.1f%%)  cut %9.2f us (%5.1f%%)  %s  "
         "diff %.3g\n",

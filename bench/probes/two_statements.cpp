@@ -18,42 +18,20 @@
 // Figures: bench/RESULTS.md, "A reduction broadcast back cut in two".
 #include <cstdio>
 #include <iostream>
-#include <map>
-#include <sstream>
 
-#include <numfuse/numfuse.hpp>
-
-#include "bench_util.hpp"
-#include "cuda/memory.hpp"
-
-namespace {
-
-std::vector<long> numbers(const std::string& s) {
-  std::vector<long> v;
-  std::stringstream in(s);
-  for (std::string t; std::getline(in, t, ',');) v.push_back(std::stol(t));
-  return v;
-}
-
-}  // namespace
+#include "sweep_rows.hpp"
 
 int main() {
   nf::seed(3);
-  std::map<long, double> copy_us;  // a copy moving the bytes, by bytes
   std::string dtype, dims, axes_text;
   long bytes = 0;
   while (std::cin >> dtype >> dims >> axes_text >> bytes) {
-    const nf::DType t = dtype == "f16" ? nf::f16 : dtype == "bf16" ? nf::bf16 : nf::f32;
+    const nf::DType t = probe::dtype_named(dtype);
     nf::Shape shape;
-    for (long d : numbers(dims)) shape.push_back(d);
+    for (long d : probe::numbers(dims)) shape.push_back(d);
     std::vector<int> axes;
-    for (long a : numbers(axes_text)) axes.push_back(int(a));
-    if (!copy_us.count(bytes)) {
-      const std::size_t half = std::size_t(bytes / 2);
-      auto a = nf::cuda::allocate_device(0, half), b = nf::cuda::allocate_device(0, half);
-      copy_us[bytes] =
-          bench::time_us([&] { nf::cuda::copy_device_to_device(b->data, a->data, half, 0); });
-    }
+    for (long a : probe::numbers(axes_text)) axes.push_back(int(a));
+    const double copy = probe::copy_us(bytes);
     const nf::Array x = nf::randn(shape, t);
     nf::Array y, m;
     const double one = bench::time_us([&] { y = x - nf::mean(x, nf::Axes(axes)); });
@@ -66,9 +44,8 @@ int main() {
         nf::Array(nf::max(nf::abs(y.astype(nf::f32) - fused.astype(nf::f32)))).item<float>();
     std::printf(
         "%-5s %-22s axes %-6s one %8.2f us (%5.1f%%)  two %8.2f us (%5.1f%%)  %s  diff %.3g\n",
-        dtype.c_str(), nf::to_string(shape).c_str(), axes_text.c_str(), one,
-        100 * copy_us[bytes] / one, two, 100 * copy_us[bytes] / two, two < 0.95 * one ? "TWO" : "",
-        diff);
+        dtype.c_str(), nf::to_string(shape).c_str(), axes_text.c_str(), one, 100 * copy / one, two,
+        100 * copy / two, two < 0.95 * one ? "TWO" : "", diff);
     std::fflush(stdout);
   }
 }

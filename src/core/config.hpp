@@ -74,8 +74,8 @@ bool switched_on(Var id, std::string_view value);
 bool switched_on(Var id, bool when_unset);
 
 // The settings NF_REDUCE_LIMITS may name, each a field of jit::ReduceLimits
-// that jit/codegen/reduce_spec.cpp sets: one list for the configuration's
-// check and the parser's message.
+// that jit/codegen/reduce_spec.cpp parses: the configuration's check reads
+// this list, and tests hold the parser and the variable's `allowed` to it.
 inline constexpr std::array<std::string_view, 6> kReduceLimitNames = {
     "max_held", "split_below", "chunk_groups", "max_cluster", "prefetch_from", "max_gathered"};
 
