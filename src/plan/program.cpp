@@ -2,6 +2,7 @@
 
 #include "graph/build.hpp"
 #include "plan/flat_index.hpp"
+#include "plan/reduction_cut.hpp"
 
 #include <utility>
 
@@ -53,10 +54,12 @@ class Builder {
     // Iterative post-order: expressions grown in loops can be very deep. The
     // stack holds the owning pointers, which live in the parents' inputs. A
     // child is pushed only when not yet done, and is finished before anything
-    // else, so each node is added once and the root is finished last.
+    // else, so each node is added once and the root is finished last. A
+    // node's replacement is visited from add(), above this walk's entries.
+    const std::size_t base = stack_.size();
     stack_.push_back({&root, 0});
     int id = -1;
-    while (!stack_.empty()) {
+    while (stack_.size() > base) {
       auto& [owner, next] = stack_.back();
       const Node& node = **owner;
       if (next < node.inputs.size()) {
@@ -87,6 +90,12 @@ class Builder {
 
   int add(const NodePtr& owner) {
     const Node& n = *owner;
+    // A reduction cut in two stands for `n`: its new nodes read n's input,
+    // which is already in the program.
+    if (const NodePtr cut = cut_reduction(n)) {
+      cuts_.push_back(cut);
+      return visit(cut);
+    }
     ProgramInputs ins;
     for (const auto& in : n.inputs) ins.push_back(done(*in));
     const int same = by_hash_.find(
@@ -101,6 +110,9 @@ class Builder {
 
   FlatIndex& done_;
   FlatIndex& by_hash_;
+  // The replacements made by this walk, alive until it ends: done_ keys
+  // nodes by address, and one merged with an equal node is in no list.
+  std::vector<NodePtr> cuts_;
   std::vector<std::pair<const NodePtr*, std::size_t>>& stack_;
 };
 
