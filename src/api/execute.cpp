@@ -93,7 +93,8 @@ void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
     }
   }
   if (outputs.empty()) return;
-  run(make_program(roots), outputs);
+  const bool gpu = outputs[0].device().kind == Device::Kind::cuda;
+  run(make_program(roots, gpu ? ProgramTarget::gpu : ProgramTarget::host), outputs);
 }
 
 void execute(const NodePtr& root, const Array& output) {

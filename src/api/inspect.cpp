@@ -50,7 +50,7 @@ Plan plan(const std::vector<Expr>& roots) {
     nodes.push_back(e.node());
     impl->outputs.push_back(planned_array(e.dtype(), e.shape()));
   }
-  impl->program = make_program(nodes);
+  impl->program = make_program(nodes, ProgramTarget::gpu);
   impl->schedule = jit::kernel_schedule(impl->program, impl->outputs, default_schedule_options(),
                                         jit::reduce_limits_for(target_arch()));
   for (jit::GeneratedKernel& k :

@@ -41,7 +41,8 @@ class Builder {
 
   // Cleared here rather than after use, so that a walk cut short by an
   // exception leaves nothing behind for the next one.
-  explicit Builder(Scratch& s) : done_(s.done), by_hash_(s.by_hash), stack_(s.stack) {
+  Builder(Scratch& s, ProgramTarget target)
+      : cut_(target == ProgramTarget::gpu), done_(s.done), by_hash_(s.by_hash), stack_(s.stack) {
     done_.clear();
     by_hash_.clear();
     stack_.clear();
@@ -92,7 +93,7 @@ class Builder {
     const Node& n = *owner;
     // A reduction cut in two stands for `n`: its new nodes read n's input,
     // which is already in the program.
-    if (const NodePtr cut = cut_reduction(n)) {
+    if (const NodePtr cut = cut_ ? cut_reduction(n) : nullptr) {
       cuts_.push_back(cut);
       return visit(cut);
     }
@@ -108,6 +109,7 @@ class Builder {
     return id;
   }
 
+  const bool cut_;  // whether reductions may be cut in two
   FlatIndex& done_;
   FlatIndex& by_hash_;
   // The replacements made by this walk, alive until it ends: done_ keys
@@ -118,9 +120,9 @@ class Builder {
 
 }  // namespace
 
-Program make_program(std::span<const NodePtr> roots) {
+Program make_program(std::span<const NodePtr> roots, ProgramTarget target) {
   thread_local Scratch scratch;
-  Builder b(scratch);
+  Builder b(scratch, target);
   b.program.roots.reserve(roots.size());
   for (const auto& r : roots) {
     int id = b.visit(r);
