@@ -1,5 +1,6 @@
 // Plans shown to users: the same schedule and code generation that running a
 // statement uses, stopped before compilation.
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 
@@ -102,6 +103,14 @@ std::string Plan::to_string() const {
       o << describe(w, l) << " ";
     }
     o << "\n  moves " << bytes << " bytes\n";
+    if (std::ranges::any_of(step.writes, [&](int w) {
+          return std::ranges::find(impl_->program.cut_firsts, w) != impl_->program.cut_firsts.end();
+        })) {
+      // make_program cut a reduction here (plan/reduction_cut.hpp).
+      o << "  the first half of a reduction cut in two: over the innermost run of its axes,\n"
+           "  whose rows it reads in vectors, into partial results that a later reduction\n"
+           "  takes over the rest; one kernel would read those runs an element at a time\n";
+    }
     if (step.read_again) {
       // jit::kernel_schedule cut the statement here (ReduceWalk::stores_apart).
       o << "  cut in two: its reductions go to memory and a later kernel broadcasts them\n"

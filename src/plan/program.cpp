@@ -1,6 +1,7 @@
 #include "plan/program.hpp"
 
 #include "graph/build.hpp"
+#include "graph/op_table.hpp"
 #include "plan/flat_index.hpp"
 #include "plan/reduction_cut.hpp"
 
@@ -87,6 +88,16 @@ class Builder {
 
  private:
   static std::uint64_t key(const Node& n) { return reinterpret_cast<std::uintptr_t>(&n); }
+
+  // The first of the two reductions under a cut's root (casts above and
+  // between them).
+  static const Node& first_half(const Node& cut) {
+    const auto under_casts = [](const Node* n) {
+      while (op_kind(n->op) != OpKind::reduction) n = n->inputs[0].get();
+      return n;
+    };
+    return *under_casts(under_casts(&cut)->inputs[0].get());
+  }
   int done(const Node& n) const { return done_.find(key(n)); }
 
   int add(const NodePtr& owner) {
@@ -95,7 +106,9 @@ class Builder {
     // which is already in the program.
     if (const NodePtr cut = cut_ ? cut_reduction(n) : nullptr) {
       cuts_.push_back(cut);
-      return visit(cut);
+      const int id = visit(cut);
+      program.cut_firsts.push_back(done(first_half(*cut)));
+      return id;
     }
     ProgramInputs ins;
     for (const auto& in : n.inputs) ins.push_back(done(*in));

@@ -37,6 +37,9 @@ struct Program {
   std::vector<NodePtr> nodes;         // topological order, each subtree once
   std::vector<ProgramInputs> inputs;  // per node: indices of its inputs
   std::vector<int> roots;             // per root: its node's index
+  // The first halves of reductions cut in two (plan/reduction_cut.hpp), for
+  // a plan to say why it has them.
+  std::vector<int> cut_firsts;
 };
 
 // Where a program runs. For a GPU, reductions over the innermost axis and

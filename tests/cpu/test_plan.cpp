@@ -320,6 +320,13 @@ TEST_CASE("a reduction over the innermost axis and others apart from it is cut i
   // Its last node stands for the reduction: the same shape and dtype.
   CHECK(cut.nodes.back()->shape == nf::Shape{1, 323, 1});
   CHECK(cut.nodes.back()->dtype == nf::f16);
+  // The plan says where it cut, and why.
+  const auto says_cut = [](const nf::Expr& e) {
+    return nf::plan({e}).to_string().find("the first half of a reduction cut in two") !=
+           std::string::npos;
+  };
+  CHECK(says_cut(nf::sum(x, {0, 2})));
+  CHECK_FALSE(says_cut(nf::sum(x, {1, 2})));
   // For the CPU backend, whole: the leaf and the sum.
   CHECK(nf::make_program({nf::sum(x, {0, 2}).node()}).nodes.size() == 2);
   const nf::Expr y = nf::planned_array(nf::f32, {20, 30, 1, 40, 500, 1});
