@@ -4,6 +4,9 @@
 #pragma once
 
 #include <span>
+#include <vector>
+
+#include "codegen/step_kernels.hpp"
 
 #include "numfuse/array.hpp"
 #include "plan/schedule.hpp"
@@ -16,8 +19,12 @@ namespace nf::cpu {
 Schedule gpu_schedule(const Program& p, std::span<const Array> outputs,
                       const ScheduleOptions& options);
 
-// Records the kernels of schedule `s` of `p` writing `outputs` for
-// nf::target_arch().
-void record_gpu_kernels(const Program& p, const Schedule& s, std::span<const Array> outputs);
+// The kernels a GPU of nf::target_arch() loads for the statement of `p`
+// writing `outputs`: its program made again for a GPU, where make_program
+// cuts reductions that the host runs whole (ProgramTarget).
+std::vector<jit::GeneratedKernel> gpu_kernels(const Program& p, std::span<const Array> outputs);
+
+// Records gpu_kernels(p, outputs) in the kernel manifest.
+void record_gpu_kernels(const Program& p, std::span<const Array> outputs);
 
 }  // namespace nf::cpu

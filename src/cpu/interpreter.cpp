@@ -145,9 +145,9 @@ class CpuBackend final : public Backend {
                     const ScheduleOptions& options) const override {
     return gpu_schedule(p, outputs, options);
   }
-  std::shared_ptr<const Prepared> prepare(const Program& p, const Schedule& s,
+  std::shared_ptr<const Prepared> prepare(const Program& p, const Schedule&,
                                           std::span<const Array> outputs) const override {
-    if (jit::manifest_on()) record_gpu_kernels(p, s, outputs);
+    if (jit::manifest_on()) record_gpu_kernels(p, outputs);
     return std::make_shared<HostPlan>();
   }
   void run(const Prepared&, const Program& p, const Schedule& s,

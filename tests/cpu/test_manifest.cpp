@@ -16,6 +16,7 @@
 #include "codegen/step_kernels.hpp"
 #include "compile/manifest.hpp"
 #include "compile/runtime_source.hpp"
+#include "cpu/gpu_kernels.hpp"
 #include "numfuse/errors.hpp"
 #include "numfuse/jit.hpp"
 #include "numfuse/numfuse.hpp"
@@ -257,6 +258,17 @@ TEST_CASE("the kernels recorded for a statement are those the plan shows, per ar
       CHECK(shown[k].find("// numfuse reduction kernel " + generated[k].name) != std::string::npos);
     }
   }
+  // A CPU run records what a GPU runs, though the CPU runs it otherwise: a
+  // reduction the GPU's program cuts in two (plan/reduction_cut.hpp).
+  const nf::Expr x = nf::planned_array(nf::f16, {323, 323, 323});
+  const nf::Expr cut = nf::sum(x, {0, 2});
+  const std::vector<nf::Array> cut_out = {nf::planned_array(cut.dtype(), cut.shape())};
+  const std::vector<nf::jit::GeneratedKernel> recorded =
+      nf::cpu::gpu_kernels(nf::make_program({cut.node()}), cut_out);
+  const std::vector<std::string> cut_shown = nf::plan({cut}).sources();
+  REQUIRE(recorded.size() == cut_shown.size());
+  CHECK(recorded.size() == 3);
+  for (std::size_t k = 0; k < recorded.size(); ++k) CHECK(recorded[k].source == cut_shown[k]);
   nf::set_target_arch(saved);
   // Nothing is launched over an empty domain, so nothing is recorded.
   const nf::Array empty = nf::zeros({0, 4});
