@@ -76,16 +76,6 @@ constexpr const char* kQualifiedName[] = {
 #include "graph/ops.def"
 };
 
-// Whether a reduction's result over one element is that element: its
-// finish (ops.def) returns the accumulated value or its mean.
-constexpr bool kOneElementIsItself[] = {
-#define NF_ELEMENTWISE(name, ...) false,
-#define NF_REDUCTION(name, rule, accepts, form, passes, finish) \
-  std::string_view(#finish) == "nf_finish_value" || std::string_view(#finish) == "nf_finish_mean",
-#define NF_STRUCTURAL(name, ...) false,
-#include "graph/ops.def"
-};
-
 NodePtr finish(std::shared_ptr<Node> made) {
   Node& n = *made;
   // Every node may be materialised or indexed by byte offsets: its size is
@@ -422,7 +412,7 @@ NodePtr make_reduction(OpId op, const NodePtr& x, const Axes& axes, int ddof) {
   // Over axes of length 1 such a reduction returns its one element: a cast
   // that fuses as elementwise work, where a reduction kernel would read the
   // whole array one narrow column per thread.
-  if (kOneElementIsItself[std::size_t(op)] && reduced == 1 && !x->weak) {
+  if (reduces_own_results(op) && reduced == 1 && !x->weak) {
     return make_cast(x, result_dtype(op, x->dtype));
   }
   const DType operand = operand_dtype(op, x->dtype);

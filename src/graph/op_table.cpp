@@ -70,7 +70,19 @@ const ReductionInfo& reduction_info(OpId op) {
   throw InternalError("not a reduction: " + std::string(op_name(op)));
 }
 
+constexpr bool kReducesOwnResults[] = {
+#define NF_ELEMENTWISE(name, ...) false,
+#define NF_REDUCTION(name, rule, accepts, form, passes, finish) \
+  std::string_view(#finish) == "nf_finish_value" || std::string_view(#finish) == "nf_finish_mean",
+#define NF_STRUCTURAL(name, ...) false,
+#include "graph/ops.def"
+};
+
 }  // namespace
+
+bool reduces_own_results(OpId op) {
+  return kReducesOwnResults[std::size_t(op)];
+}
 
 std::string_view term_name(TermKind k) {
   return kTerms[std::size_t(k)].name;

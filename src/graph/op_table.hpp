@@ -87,6 +87,11 @@ constexpr int kCentreElements = 8;
 std::span<const TermKind> reduction_passes(OpId op);
 std::string_view reduction_finish(OpId op);
 
+// Whether reduction `op` finishes as its accumulated value or that over the
+// count (sum, prod, mean, min, max, any, all): over one element it gives
+// that element, and over partial results of its own, its result.
+bool reduces_own_results(OpId op);
+
 // For consumers of ops.def: f applied to each term of a row's passes, (a)
 // or (a, b), separated by commas.
 #define NF_EACH_PASS(f, passes) NF_EACH_PASS_(f, NF_UNPAREN_ passes)

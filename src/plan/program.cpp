@@ -1,7 +1,6 @@
 #include "plan/program.hpp"
 
 #include "graph/build.hpp"
-#include "graph/op_table.hpp"
 #include "plan/flat_index.hpp"
 #include "plan/reduction_cut.hpp"
 
@@ -89,25 +88,16 @@ class Builder {
  private:
   static std::uint64_t key(const Node& n) { return reinterpret_cast<std::uintptr_t>(&n); }
 
-  // The first of the two reductions under a cut's root (casts above and
-  // between them).
-  static const Node& first_half(const Node& cut) {
-    const auto under_casts = [](const Node* n) {
-      while (op_kind(n->op) != OpKind::reduction) n = n->inputs[0].get();
-      return n;
-    };
-    return *under_casts(under_casts(&cut)->inputs[0].get());
-  }
   int done(const Node& n) const { return done_.find(key(n)); }
 
   int add(const NodePtr& owner) {
     const Node& n = *owner;
     // A reduction cut in two stands for `n`: its new nodes read n's input,
     // which is already in the program.
-    if (const NodePtr cut = cut_ ? cut_reduction(n) : nullptr) {
-      cuts_.push_back(cut);
-      const int id = visit(cut);
-      program.cut_firsts.push_back(done(first_half(*cut)));
+    if (const ReductionCut cut = cut_ ? cut_reduction(n) : ReductionCut{}; cut.root) {
+      cuts_.push_back(cut.root);
+      const int id = visit(cut.root);
+      program.cut_firsts.push_back(done(*cut.first));
       return id;
     }
     ProgramInputs ins;

@@ -25,8 +25,11 @@ constexpr std::int64_t kShortestRun = 16;
 // Operand trees larger than this are not walked to check their order.
 constexpr int kMostNodesChecked = 64;
 
+// Reductions over partial results of their own (the op table's
+// reduces_own_results); of floats only, below, so not any and all. prod is
+// left whole until measured.
 bool cuttable_op(OpId op) {
-  return op == OpId::sum || op == OpId::mean || op == OpId::max || op == OpId::min;
+  return reduces_own_results(op) && op != OpId::prod;
 }
 
 // Whether x's elements lie in C order wherever it reads memory of its own
@@ -58,11 +61,11 @@ bool in_c_order(const NodePtr& x) {
 
 }  // namespace
 
-NodePtr cut_reduction(const Node& n) {
-  if (op_kind(n.op) != OpKind::reduction || !cuttable_op(n.op)) return nullptr;
+ReductionCut cut_reduction(const Node& n) {
+  if (op_kind(n.op) != OpKind::reduction || !cuttable_op(n.op)) return {};
   const NodePtr& x = n.inputs[0];
-  if (x->weak || !is_floating(x->dtype)) return nullptr;
-  if (numel(x->shape) * std::int64_t(itemsize(x->dtype)) < kCutFromBytes) return nullptr;
+  if (x->weak || !is_floating(x->dtype)) return {};
+  if (numel(x->shape) * std::int64_t(itemsize(x->dtype)) < kCutFromBytes) return {};
   // Axes of length 1 are neither reduced nor kept: they move no element.
   const Shape& shape = x->shape;
   const auto reduced = [&](int a) {
@@ -70,7 +73,7 @@ NodePtr cut_reduction(const Node& n) {
   };
   int d = int(shape.size()) - 1;
   while (d >= 0 && shape[d] == 1) --d;
-  if (d < 0 || !reduced(d)) return nullptr;
+  if (d < 0 || !reduced(d)) return {};
   std::vector<int> inner, outer;
   std::int64_t run = 1;
   for (; d >= 0 && (shape[d] == 1 || reduced(d)); --d) {
@@ -80,11 +83,13 @@ NodePtr cut_reduction(const Node& n) {
   for (int a : n.axes) {
     if (a < d && shape[a] > 1) outer.push_back(a);
   }
-  if (outer.empty() || run < kShortestRun || !in_c_order(x)) return nullptr;
+  if (outer.empty() || run < kShortestRun || !in_c_order(x)) return {};
   // Partial sums of halves are kept in f32, as one kernel accumulates them.
-  const bool widen = (n.op == OpId::sum || n.op == OpId::mean) && itemsize(x->dtype) < 4;
-  const NodePtr first = make_reduction(n.op, widen ? make_cast(x, f32) : x, Axes(inner));
-  return make_cast(make_reduction(n.op, first, Axes(outer)), n.dtype);
+  const ResultRule rule = op_info(n.op).rule;
+  const bool widen =
+      (rule == ResultRule::accumulate || rule == ResultRule::average) && itemsize(x->dtype) < 4;
+  NodePtr first = make_reduction(n.op, widen ? make_cast(x, f32) : x, Axes(inner));
+  return {make_cast(make_reduction(n.op, first, Axes(outer)), n.dtype), std::move(first)};
 }
 
 }  // namespace nf
