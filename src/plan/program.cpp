@@ -41,8 +41,12 @@ class Builder {
 
   // Cleared here rather than after use, so that a walk cut short by an
   // exception leaves nothing behind for the next one.
-  Builder(Scratch& s, ProgramTarget target)
-      : cut_(target == ProgramTarget::gpu), done_(s.done), by_hash_(s.by_hash), stack_(s.stack) {
+  Builder(Scratch& s, ProgramTarget target, std::span<const NodePtr> roots)
+      : cut_(target == ProgramTarget::gpu),
+        broadcast_back_(roots),
+        done_(s.done),
+        by_hash_(s.by_hash),
+        stack_(s.stack) {
     done_.clear();
     by_hash_.clear();
     stack_.clear();
@@ -94,7 +98,8 @@ class Builder {
     const Node& n = *owner;
     // A reduction cut in two stands for `n`: its new nodes read n's input,
     // which is already in the program.
-    if (const ReductionCut cut = cut_ ? cut_reduction(n) : ReductionCut{}; cut.root) {
+    if (const ReductionCut cut = cut_ ? cut_reduction(n, broadcast_back_) : ReductionCut{};
+        cut.root) {
       cuts_.push_back(cut.root);
       const int id = visit(cut.root);
       program.cut_firsts.push_back(done(*cut.first));
@@ -113,6 +118,7 @@ class Builder {
   }
 
   const bool cut_;  // whether reductions may be cut in two
+  BroadcastBack broadcast_back_;
   FlatIndex& done_;
   FlatIndex& by_hash_;
   // The replacements made by this walk, alive until it ends: done_ keys
@@ -125,7 +131,7 @@ class Builder {
 
 Program make_program(std::span<const NodePtr> roots, ProgramTarget target) {
   thread_local Scratch scratch;
-  Builder b(scratch, target);
+  Builder b(scratch, target, roots);
   b.program.roots.reserve(roots.size());
   for (const auto& r : roots) {
     int id = b.visit(r);

@@ -2,6 +2,9 @@
 // two: sum(x, (0, 2)) of (A, B, C) becomes sum(sum(x, 2), 0).
 #pragma once
 
+#include <span>
+#include <unordered_set>
+
 #include "graph/node.hpp"
 
 namespace nf {
@@ -11,10 +14,27 @@ struct ReductionCut {
   NodePtr first;  // the reduction over the innermost run, under root
 };
 
+// The reductions a statement broadcasts back into a larger elementwise node,
+// as in x - mean(x, (0, 2)): there one kernel reads x once for both, which
+// three cannot match. Searched for when first asked.
+class BroadcastBack {
+ public:
+  explicit BroadcastBack(std::span<const NodePtr> roots) : roots_(roots) {}
+  bool contains(const Node& reduction);
+
+ private:
+  void search();
+
+  std::span<const NodePtr> roots_;
+  bool searched_ = false;
+  bool everything_ = false;  // the statement was too large to search
+  std::unordered_set<const Node*> read_back_;
+};
+
 // The reduction `n` as two, first over the run of reduced axes that ends at
 // the innermost one, then over the rest, where that reads x faster: x is
-// large and in C order, the run is long, and a kept axis lies between the
-// two sets.
-ReductionCut cut_reduction(const Node& n);
+// large, of 2- or 4-byte floats and in C order, the run is long, a kept axis
+// lies between the two sets, and the statement does not broadcast n back.
+ReductionCut cut_reduction(const Node& n, BroadcastBack& broadcast_back);
 
 }  // namespace nf
