@@ -158,9 +158,11 @@ int main(int argc, char** argv) {
 
   const nf::Expr e = bench::chain(x, 1.5f, 0.25f);
   const std::vector<nf::NodePtr> roots{e.node()};
-  row("chain8-make-program", [&] { nf::make_program(roots); });
+  // Programs made as a GPU statement makes them (execute picks the target).
+  constexpr nf::ProgramTarget gpu = nf::ProgramTarget::gpu;
+  row("chain8-make-program", [&] { nf::make_program(roots, gpu); });
 
-  const nf::Program p = nf::make_program(roots);
+  const nf::Program p = nf::make_program(roots, gpu);
   row("chain8-statement-key", [&] { nf::statement_key(p, outputs, options); });
 
   // A warm hit of the GPU plan cache, key included. Without a GPU no launches
@@ -174,7 +176,7 @@ int main(int argc, char** argv) {
   // lookup and teardown.
   row("chain8-host-path", [&] {
     const nf::Expr s = bench::chain(x, 1.5f, 0.25f);
-    nf::cached_plan(nf::cuda::backend(), nf::make_program({s.node()}), outputs, options);
+    nf::cached_plan(nf::cuda::backend(), nf::make_program({s.node()}, gpu), outputs, options);
   });
 
   // The warm GPU statement itself, over stand-ins for device arrays. Each
@@ -183,7 +185,7 @@ int main(int argc, char** argv) {
   const nf::Array gx = stand_in_cuda_array(x);
   {
     const nf::Expr ge = bench::chain(gx, 1.5f, 0.25f);
-    const nf::Program gp = nf::make_program({ge.node()});
+    const nf::Program gp = nf::make_program({ge.node()}, gpu);
     const std::vector<nf::Array> gout{stand_in_cuda_array(x)};
     const auto gplan = nf::cached_plan(nf::cuda::backend(), gp, gout, options);
     row("chain8-bind",
