@@ -44,8 +44,10 @@ struct Program {
 
 // Where a program runs. For a GPU, reductions over the innermost axis and
 // others apart from it are cut in two (plan/reduction_cut.hpp): its kernels
-// read rows faster than such sets of runs. The CPU backend reads them whole
-// faster (sum over (0, 2) of (323, 323, 323) f32: 17-19 ms whole, 18-27 cut).
+// read rows faster than such sets of runs. The CPU backend keeps them whole:
+// cut by hand on its walk, halves ran slower (median 1.18x the time) and
+// f32 faster (0.81x), still behind numpy either way; its own walk of several
+// reduced axes is the change to make there (bench/RESULTS.md, 2026-11-28).
 enum class ProgramTarget { host, gpu };
 
 Program make_program(std::span<const NodePtr> roots, ProgramTarget target = ProgramTarget::host);
