@@ -1,6 +1,7 @@
 #include "plan/program.hpp"
 
 #include "graph/build.hpp"
+#include "graph/op_table.hpp"
 #include "plan/flat_index.hpp"
 #include "plan/reduction_cut.hpp"
 
@@ -96,14 +97,8 @@ class Builder {
 
   int add(const NodePtr& owner) {
     const Node& n = *owner;
-    // A reduction cut in two stands for `n`: its new nodes read n's input,
-    // which is already in the program.
-    if (const ReductionCut cut = cut_ ? cut_reduction(n, broadcast_back_) : ReductionCut{};
-        cut.root) {
-      cuts_.push_back(cut.root);
-      const int id = visit(cut.root);
-      program.cut_firsts.push_back(done(*cut.first));
-      return id;
+    if (cut_ && op_kind(n.op) == OpKind::reduction) {
+      if (const int id = add_cut(n); id >= 0) return id;
     }
     ProgramInputs ins;
     for (const auto& in : n.inputs) ins.push_back(done(*in));
@@ -114,6 +109,17 @@ class Builder {
     program.nodes.push_back(owner);
     program.inputs.push_back(ins);
     by_hash_.insert(n.hash, id);
+    return id;
+  }
+
+  // A reduction cut in two stands for `n`: its new nodes read n's input,
+  // which is already in the program. -1 where n is left whole.
+  int add_cut(const Node& n) {
+    const ReductionCut cut = cut_reduction(n, broadcast_back_);
+    if (!cut.root) return -1;
+    cuts_.push_back(cut.root);
+    const int id = visit(cut.root);
+    program.cut_firsts.push_back(done(*cut.first));
     return id;
   }
 
