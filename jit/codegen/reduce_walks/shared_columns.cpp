@@ -227,7 +227,10 @@ class SharedColumns final : public ReduceWalk {
     // An element held in a word is found by its address's low bits, and
     // one in a staged row by its first element's.
     const auto held = [&](int j) {
-      const std::string at = "&" + k.model().element(j, "r");
+      // Appended rather than "&" + ...: g++ 12 warns falsely (-Wrestrict) on
+      // a literal prepended to a string.
+      std::string at = "&";
+      at += k.model().element(j, "r");
       if (s.staged) {
         return "nf_staged(s_in" + std::to_string(j) + " + (tr + k * " + std::to_string(s.tr) +
                ") * " + std::to_string(staged_row_bytes(s, j)) + ", " + at + ", lane)";
