@@ -69,6 +69,9 @@ class SplitRows final : public StreamedRows {
           "passes before it,\n// then writes its chunk's partial result of pass k; the last "
           "kernel writes\n// the outputs. The blocks of a chunk's tiles run together: "
           "they share the\n// lines of memory where rows are not whole tiles.\n" +
+          "// Chunk c's partial result of output o lies at [" + partial(k, "c") + "]: " +
+          (k.spec().columns ? "a warp's threads take\n// consecutive outputs.\n"
+                            : "a row's threads take\n// consecutive chunks.\n") +
           (k.spec().last_first
                ? "// Odd kernels take the chunks in reverse order: the step after reads\n"
                  "// them again from the first, which L2 then holds; even ones from\n"
