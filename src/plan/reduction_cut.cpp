@@ -128,9 +128,14 @@ ReductionCut cut_reduction(const Node& n, BroadcastBack& broadcast_back) {
   for (int a : n.axes) {
     if (a < d && shape[a] > 1) outer.push_back(a);
   }
-  if (outer.empty() || run < kShortestRun || !in_c_order(x) || broadcast_back.contains(n)) {
-    return {};
-  }
+  if (outer.empty() || run < kShortestRun || !in_c_order(x)) return {};
+  // Rows of halves of odd length start every other one between two words:
+  // one kernel reads them an element at a time, and stores the reduction
+  // apart from its broadcast anyway (ReduceWalk::stores_apart). Cut, they
+  // gained on all 46 such rows of 64 MiB and more (median 0.87x the time;
+  // H200, bench/RESULTS.md, 2026-11-28).
+  const bool apart_anyway = itemsize(x->dtype) == 2 && run % 2 == 1;
+  if (!apart_anyway && broadcast_back.contains(n)) return {};
   // Partial sums of halves are kept in f32, as one kernel accumulates them.
   const ResultRule rule = op_info(n.op).rule;
   const bool widen =

@@ -34,7 +34,9 @@ class BroadcastBack {
 // The reduction `n` as two, first over the run of reduced axes that ends at
 // the innermost one, then over the rest, where that reads x faster: x is
 // large, of 2- or 4-byte floats and in C order, the run is long, a kept axis
-// lies between the two sets, and the statement does not broadcast n back.
+// lies between the two sets, and the statement does not broadcast n back
+// (or does, but one kernel could not read its rows in vectors either: halves
+// in runs of odd length).
 ReductionCut cut_reduction(const Node& n, BroadcastBack& broadcast_back);
 
 }  // namespace nf
