@@ -13,6 +13,9 @@
 //    not the device, sets the pace (and parts of that cost for chain8);
 //  - "<work>-prebuilt-wall": the same statement built once and run again
 //    and again, without the host's building of it;
+//  - "<work>-recorded-wall", "<work>-recorded-10-wall": the statement
+//    recorded once (numfuse/record.hpp) and replayed, one statement a replay
+//    and ten (as a loop's step holds several); µs per statement;
 //  - "launch-empty-wall", "launch-empty-early-wall": an empty kernel launched
 //    back to back, the floor under every wall figure, and "…-issue": the
 //    host's part of it, the launch call alone;
@@ -448,6 +451,18 @@ void copy_ceiling(Report& report) {
   report.timed({"copy", "(8192, 8192)", "cudaMemcpy", "", us, 2.0 * bytes / (us * 1e-6) / 1e9});
 }
 
+// The wall clock per statement of a case recorded and replayed, `n`
+// statements a recording, each into arrays of its own made before it.
+double recorded_wall_us(const Case& c, int n) {
+  const std::vector<nf::Expr> built = c.results();
+  std::vector<std::vector<nf::Array>> outs(n);
+  for (auto& out : outs) run_built(built, out);
+  const nf::Recording recorded = nf::record([&] {
+    for (auto& out : outs) run_built(built, out);
+  });
+  return bench::wall_us([&] { recorded.replay(); }) / n;
+}
+
 // Times each case of a workload on each of its shapes, fused and unfused,
 // and the host's wall clock on its small shape; keeps the kernels each case
 // plans for the first-use rows.
@@ -465,6 +480,8 @@ void run_workload(Report& report, const Workload& w, bool quick,
         const std::vector<nf::Expr> built = c.results();
         report.host(w.name + "-prebuilt-wall", c.shape,
                     bench::wall_us([&] { run_built(built, out); }));
+        report.host(w.name + "-recorded-wall", c.shape, recorded_wall_us(c, 1));
+        report.host(w.name + "-recorded-10-wall", c.shape, recorded_wall_us(c, 10));
       }
       planned.push_back({w.name, c.shape, nf::plan(c.results()).sources()});
     }

@@ -9,4 +9,5 @@
 #include "numfuse/expr.hpp"
 #include "numfuse/ops.hpp"
 #include "numfuse/random.hpp"
+#include "numfuse/record.hpp"
 #include "numfuse/shape.hpp"

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/execute.hpp"
+#include "api/recording.hpp"
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "graph/build.hpp"
@@ -44,6 +45,9 @@ Array& Array::operator=(const Expr& e) & {
   if (can_reuse(*this, e)) {
     execute(e.node(), *this);
   } else {
+    if (recording_anywhere()) [[unlikely]] {
+      refuse_rebinding(*this, e);
+    }
     *this = Array(e);
   }
   return *this;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "api/plan_cache.hpp"
+#include "api/recording.hpp"
 #include "core/shape_util.hpp"
 #include "cpu/interpreter.hpp"
 #include "cuda/executor.hpp"
@@ -13,10 +14,7 @@
 #include "plan/schedule.hpp"
 
 namespace nf {
-namespace {
 
-// The backend of each kind of device: the one place where a device's kind
-// picks the code that runs there.
 const Backend& backend_for(Device d) {
   switch (d.kind) {
     case Device::Kind::cpu:
@@ -26,6 +24,8 @@ const Backend& backend_for(Device d) {
   }
   throw InternalError("no backend for " + to_string(d));
 }
+
+namespace {
 
 void run(const Program& p, std::span<const Array> outputs);
 
@@ -86,6 +86,10 @@ char* first_byte(const Array& a) {
 
 }  // namespace
 
+void run_program(const Program& p, std::span<const Array> outputs) {
+  run(p, outputs);
+}
+
 void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
   for (std::size_t i = 0; i < roots.size(); ++i) {
     if (roots[i]->shape != outputs[i].shape() || roots[i]->dtype != outputs[i].dtype()) {
@@ -94,7 +98,11 @@ void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
   }
   if (outputs.empty()) return;
   const bool gpu = outputs[0].device().kind == Device::Kind::cuda;
-  run(make_program(roots, gpu ? ProgramTarget::gpu : ProgramTarget::host), outputs);
+  const Program p = make_program(roots, gpu ? ProgramTarget::gpu : ProgramTarget::host);
+  if (recording_anywhere()) [[unlikely]] {
+    return run_or_record(p, roots, outputs);
+  }
+  run(p, outputs);
 }
 
 void execute(const NodePtr& root, const Array& output) {
@@ -122,12 +130,20 @@ Array new_array(DType dtype, const Shape& shape, Device device) {
 
 void copy_to_array(const Array& dst, const void* src) {
   const std::size_t bytes = std::size_t(dst.size()) * itemsize(dst.dtype());
+  if (recording_anywhere()) [[unlikely]] {
+    refuse_while_recorded(dst.device(), "an array made from host values",
+                          "the values would be read once, now; make the array before recording");
+  }
   if (bytes == 0) return;
   backend_for(dst.device()).copy_from_host(first_byte(dst), src, bytes, dst.device().index);
 }
 
 void copy_from_array(void* dst, const Array& src) {
   const std::size_t bytes = std::size_t(src.size()) * itemsize(src.dtype());
+  if (recording_anywhere()) [[unlikely]] {
+    refuse_while_recorded(src.device(), "reading an array's values to the host",
+                          "nothing runs while recording; read them after a replay");
+  }
   if (bytes == 0) return;
   backend_for(src.device()).copy_to_host(dst, first_byte(src), bytes, src.device().index);
 }

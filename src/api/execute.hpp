@@ -7,8 +7,18 @@
 #include "graph/node.hpp"
 #include "numfuse/array.hpp"
 #include "numfuse/expr.hpp"
+#include "plan/backend.hpp"
+#include "plan/program.hpp"
 
 namespace nf {
+
+// The backend of each kind of device: the one place where a device's kind
+// picks the code that runs there.
+const Backend& backend_for(Device d);
+
+// Runs program `p` into `outputs` on their device's backend, as a statement
+// does once made (recorded statements too: api/recording.hpp).
+void run_program(const Program& p, std::span<const Array> outputs);
 
 // Writes roots[i] into outputs[i], which has the root's shape and dtype.
 void execute(std::span<const NodePtr> roots, std::span<const Array> outputs);

@@ -15,6 +15,7 @@
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 #include "cuda/blas.hpp"
+#include "cuda/capture.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/kernel_table.hpp"
 #include "cuda/memory.hpp"
@@ -258,6 +259,12 @@ class CudaBackend final : public Backend {
   void copy_to_host(void* host, const void* src, std::size_t bytes, int index) const override {
     copy_device_to_host(host, src, bytes, index);
   }
+  bool keeps_recordings() const override { return true; }
+  void begin_recording(int index) const override { begin_capture(index); }
+  std::shared_ptr<const Replay> end_recording(int index) const override {
+    return end_capture(index);
+  }
+  void abandon_recording(int index) const override { abandon_capture(index); }
 };
 
 }  // namespace

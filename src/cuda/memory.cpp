@@ -1,5 +1,6 @@
 #include "cuda/memory.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,13 @@ struct Cache {
   std::size_t bytes = 0;
 };
 
+// A device whose stream is captured (begin_capture_memory).
+struct Capture {
+  bool on = false;
+  std::vector<std::shared_ptr<Storage>> kept;        // taken while capturing
+  std::vector<std::pair<std::size_t, void*>> freed;  // bytes and block, freed meanwhile
+};
+
 // numfuse's own pool on each device, rather than the device's default pool, so
 // that keeping memory cached is a choice made for numfuse alone and not for
 // other libraries in the process that call cudaMallocAsync.
@@ -40,7 +48,9 @@ struct Pools {
   std::mutex mutex;  // stats and caches
   std::vector<MemoryStats> stats;
   std::vector<Cache> caches;
-  bool closed = false;  // at exit: frees skip the caches
+  std::vector<Capture> captures;
+  std::atomic<int> capturing{0};  // devices whose Capture is on: a load spares the lock
+  bool closed = false;            // at exit: frees skip the caches
 };
 
 // Never destroyed: a Storage held by a static Array is freed after every
@@ -50,7 +60,8 @@ Pools& pools() {
                                std::vector<cudaMemPool_t>(device_count(), nullptr),
                                {},
                                std::vector<MemoryStats>(device_count()),
-                               std::vector<Cache>(device_count())};
+                               std::vector<Cache>(device_count()),
+                               std::vector<Capture>(device_count())};
   return p;
 }
 
@@ -160,6 +171,10 @@ void free_device(int device, std::size_t bytes, void* data) noexcept {
   {
     Pools& p = pools();
     std::lock_guard lock(p.mutex);
+    if (Capture& c = p.captures[device]; c.on) {
+      c.freed.emplace_back(bytes, data);
+      return;
+    }
     MemoryStats& s = p.stats[device];
     s.bytes_in_use -= bytes;
     --s.live_allocations;
@@ -175,6 +190,18 @@ void free_device(int device, std::size_t bytes, void* data) noexcept {
   }
   if (data) release(device, data);
   for (void* d : released) release(device, d);
+}
+
+void free_captured(int device, std::size_t bytes, void* data) noexcept {
+  {
+    Pools& p = pools();
+    std::lock_guard lock(p.mutex);
+    MemoryStats& s = p.stats[device];
+    s.bytes_in_use -= bytes;
+    --s.live_allocations;
+  }
+  // At exit the runtime may be unloading, and the memory goes with it.
+  if (cudaFree(data) != cudaSuccess) cudaGetLastError();
 }
 
 // A cached block of `block` bytes, counted as `bytes` in use; null if none.
@@ -228,7 +255,59 @@ void close_caches() {
   }
 }
 
+bool capturing(int device) {
+  Pools& p = pools();
+  if (p.capturing.load(std::memory_order_relaxed) == 0) [[likely]] {
+    return false;
+  }
+  std::lock_guard lock(p.mutex);
+  return p.captures[device].on;
+}
+
+// A block for a graph being captured, by cudaMalloc: the stream-ordered pool
+// would order it behind frees on the captured stream. Every byte is set, for
+// the reads past an array's end (define_tail). Freed by cudaFree, which
+// waits for the replays that use it.
+void* allocate_for_capture(int device, std::size_t bytes, std::size_t block) {
+  DeviceGuard guard(device);
+  void* data = nullptr;
+  const cudaError_t e = cudaMalloc(&data, block);
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw_out_of_memory(device, bytes);
+  }
+  check(e, "cudaMalloc(" + std::to_string(bytes) + " bytes, cuda:" + std::to_string(device) +
+               ", while recording)");
+  NF_CUDA_CHECK(cudaMemset(data, 0, block));
+  return data;
+}
+
+void keep_for_capture(int device, const std::shared_ptr<Storage>& storage) {
+  Pools& p = pools();
+  std::lock_guard lock(p.mutex);
+  p.captures[device].kept.push_back(storage);
+}
+
 }  // namespace
+
+void begin_capture_memory(int device) {
+  Pools& p = pools();
+  std::lock_guard lock(p.mutex);
+  p.captures[device].on = true;
+  p.capturing.fetch_add(1);
+}
+
+std::vector<std::shared_ptr<Storage>> end_capture_memory(int device) {
+  Capture ended;
+  {
+    Pools& p = pools();
+    std::lock_guard lock(p.mutex);
+    std::swap(ended, p.captures[device]);
+    if (ended.on) p.capturing.fetch_sub(1);
+  }
+  for (const auto& [bytes, data] : ended.freed) free_device(device, bytes, data);
+  return std::move(ended.kept);
+}
 
 std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
   // More than the device has can never succeed, and the pool's answer to an
@@ -243,6 +322,19 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
   storage->free_fn = [device, bytes](void* data) { free_device(device, bytes, data); };
 
   const std::size_t block = block_bytes(bytes);
+  if (capturing(device)) [[unlikely]] {
+    // A cached block is free of all work queued before the capture.
+    storage->data = take_cached(device, block, bytes);
+    if (!storage->data) {
+      storage->data = allocate_for_capture(device, bytes, block);
+      storage->free_fn = [device, bytes](void* data) { free_captured(device, bytes, data); };
+      Pools& p = pools();
+      std::lock_guard lock(p.mutex);
+      record_allocation(p.stats[device], bytes);
+    }
+    keep_for_capture(device, storage);
+    return storage;
+  }
   if (void* cached = take_cached(device, block, bytes)) {
     storage->data = cached;
     return storage;

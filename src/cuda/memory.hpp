@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "core/storage.hpp"
 
@@ -14,6 +15,14 @@ namespace nf::cuda {
 // `bytes` of memory on `device`, ready for work queued on its stream. Throws
 // OutOfMemory naming the size and the device.
 std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes);
+
+// Memory while `device`'s stream is captured into a graph (capture.hpp).
+// Blocks are then taken outside the stream (the graph must not allocate
+// them at each replay), each block taken is kept for the graph's life, and
+// blocks freed meanwhile go back once the capture ends (freeing them would
+// be captured too). end_capture_memory returns the blocks to keep.
+void begin_capture_memory(int device);
+std::vector<std::shared_ptr<Storage>> end_capture_memory(int device);
 
 struct MemoryStats {
   std::size_t bytes_in_use = 0;

@@ -187,11 +187,26 @@ Submitter* the_submitter(bool start) {
   return made.load(std::memory_order_acquire);
 }
 
+std::atomic<int> g_refusing{0};
+
 }  // namespace
 
 bool submit(JobRun run, const void* payload, std::size_t bytes) {
+  if (g_refusing.load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    if (Submitter* s = the_submitter(false)) s->drain();
+    return false;
+  }
   Submitter* s = the_submitter(true);
   return s && s->submit(run, payload, bytes);
+}
+
+void refuse_jobs() {
+  g_refusing.fetch_add(1);
+  wait_for_submitted();
+}
+
+void accept_jobs() {
+  g_refusing.fetch_sub(1);
 }
 
 void wait_for_submitted() {

@@ -32,6 +32,12 @@ constexpr std::size_t kJobPayloadBytes = 1024;
 // the caller must do the work itself; every job submitted before has then run.
 bool submit(JobRun run, const void* payload, std::size_t bytes);
 
+// While a device's stream is captured into a graph (capture.hpp), every job
+// is refused, so that each launch is made by the thread that records it, in
+// its order. Calls nest: jobs are taken again after as many accept_jobs().
+void refuse_jobs();
+void accept_jobs();
+
 // Returns once every job submitted before has run. Throws CudaError with the
 // message of the first job that failed since the last call, if any.
 void wait_for_submitted();

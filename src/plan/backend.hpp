@@ -24,6 +24,14 @@ class Prepared {
   virtual ~Prepared() = default;
 };
 
+// Statements a backend recorded to replay as one (a CUDA graph), made by
+// end_recording.
+class Replay {
+ public:
+  virtual ~Replay() = default;
+  virtual void run() const = 0;
+};
+
 class Backend {
  public:
   // The schedule of `p` writing `outputs` that this backend runs (and
@@ -48,6 +56,17 @@ class Backend {
   virtual std::shared_ptr<Storage> allocate(std::size_t bytes, int index) const = 0;
   virtual void copy_from_host(void* dst, const void* host, std::size_t bytes, int index) const = 0;
   virtual void copy_to_host(void* host, const void* src, std::size_t bytes, int index) const = 0;
+
+  // Recording (numfuse/record.hpp). A backend that keeps recordings keeps
+  // the statements run on device `index` from begin_recording to
+  // end_recording, rather than running them, and replays them as one (the
+  // CUDA backend's graph); abandon_recording drops them, for a body that
+  // failed. Where a backend does not (the CPU's), the API runs nothing while
+  // recording, and runs the statements again one by one at each replay.
+  virtual bool keeps_recordings() const { return false; }
+  virtual void begin_recording(int /*index*/) const {}
+  virtual std::shared_ptr<const Replay> end_recording(int /*index*/) const { return nullptr; }
+  virtual void abandon_recording(int /*index*/) const {}
 
  protected:
   ~Backend() = default;
