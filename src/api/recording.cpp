@@ -95,8 +95,15 @@ class RecordingDevice {
   bool captured_;
 };
 
-void refuse_random(const Program& p) {
+// What a recording refuses of a statement running on `d`, found before it
+// runs (on the CPU backend a recorded statement runs only at replays).
+void refuse_unrecordable(const Program& p, Device d) {
   for (const NodePtr& n : p.nodes) {
+    if (n->op == OpId::leaf && n->array->device() != d) {
+      throw ValueError("nf::record: an array on " + to_string(n->array->device()) +
+                       " was used in a statement running on " + to_string(d) +
+                       " (numfuse moves no array between devices by itself)");
+    }
     if (op_kind(n->op) == OpKind::random) {
       throw ValueError("nf::record: random numbers (" + std::string(op_name(n->op)) + " of shape " +
                        to_string(n->shape) +
@@ -128,7 +135,7 @@ void run_or_record(const Program& p, std::span<const NodePtr> roots,
     throw ValueError("nf::record records statements on " + to_string(r->device) +
                      " (the default device when it began); this statement runs on " + to_string(d));
   }
-  refuse_random(p);
+  refuse_unrecordable(p, d);
   r->statements.push_back({{roots.begin(), roots.end()}, {outputs.begin(), outputs.end()}});
   if (!r->backend_keeps) return;
   r->running = true;

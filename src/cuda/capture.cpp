@@ -50,14 +50,16 @@ void begin_capture(int device) {
   check_device(device);
   refuse_jobs();
   begin_capture_memory(device);
-  // Relaxed: loading a kernel first compiled while recording, and taking
-  // memory by cudaMalloc, are calls a stricter mode refuses.
-  const cudaError_t e = cudaStreamBeginCapture(stream(device), cudaStreamCaptureModeRelaxed);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
+  try {
+    // stream() throws the failure of a launch made before, if any. Relaxed:
+    // loading a kernel first compiled while recording, and taking memory by
+    // cudaMalloc, are calls a stricter mode refuses.
+    check(cudaStreamBeginCapture(stream(device), cudaStreamCaptureModeRelaxed),
+          "cudaStreamBeginCapture(cuda:" + std::to_string(device) + ")");
+  } catch (...) {
     end_capture_memory(device);
     accept_jobs();
-    check(e, "cudaStreamBeginCapture(cuda:" + std::to_string(device) + ")");
+    throw;
   }
 }
 

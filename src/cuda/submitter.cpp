@@ -202,7 +202,8 @@ bool submit(JobRun run, const void* payload, std::size_t bytes) {
 
 void refuse_jobs() {
   g_refusing.fetch_add(1);
-  wait_for_submitted();
+  // A failure of the jobs drained is thrown by the next wait, as before.
+  if (Submitter* s = the_submitter(false)) s->drain();
 }
 
 void accept_jobs() {
