@@ -27,8 +27,6 @@ const Backend& backend_for(Device d) {
 
 namespace {
 
-void run(const Program& p, std::span<const Array> outputs);
-
 // A statement its device's backend cannot run (integer products have no GPU
 // kernels yet) runs on the host over copies of its arrays, and its results
 // are copied back.
@@ -54,7 +52,7 @@ void run_on_host(const Program& p, std::span<const Array> outputs) {
     host_roots.push_back(host[p.roots[r]]);
     host_outputs.push_back(new_array(root.dtype, root.shape, Device::cpu()));
   }
-  run(make_program(host_roots), host_outputs);
+  run_program(make_program(host_roots), host_outputs);
   for (std::size_t r = 0; r < p.roots.size(); ++r) {
     Array up = new_array(outputs[r].dtype(), outputs[r].shape(), outputs[r].device());
     copy_to_array(up, host_outputs[r].storage()->data);
@@ -62,7 +60,14 @@ void run_on_host(const Program& p, std::span<const Array> outputs) {
   }
 }
 
-void run(const Program& p, std::span<const Array> outputs) {
+// Where element 0 of a contiguous array lies.
+char* first_byte(const Array& a) {
+  return static_cast<char*>(a.storage()->data) + a.offset() * std::int64_t(itemsize(a.dtype()));
+}
+
+}  // namespace
+
+void run_program(const Program& p, std::span<const Array> outputs) {
   const Backend& backend = backend_for(outputs[0].device());
   const ScheduleOptions options = default_schedule_options();
   const auto plan = cached_plan(backend, p, outputs, options);
@@ -79,17 +84,6 @@ void run(const Program& p, std::span<const Array> outputs) {
   for (std::size_t r = 0; r < outputs.size(); ++r) execute(make_leaf(temps[r]), outputs[r]);
 }
 
-// Where element 0 of a contiguous array lies.
-char* first_byte(const Array& a) {
-  return static_cast<char*>(a.storage()->data) + a.offset() * std::int64_t(itemsize(a.dtype()));
-}
-
-}  // namespace
-
-void run_program(const Program& p, std::span<const Array> outputs) {
-  run(p, outputs);
-}
-
 void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
   for (std::size_t i = 0; i < roots.size(); ++i) {
     if (roots[i]->shape != outputs[i].shape() || roots[i]->dtype != outputs[i].dtype()) {
@@ -102,7 +96,7 @@ void execute(std::span<const NodePtr> roots, std::span<const Array> outputs) {
   if (recording_anywhere()) [[unlikely]] {
     return run_or_record(p, roots, outputs);
   }
-  run(p, outputs);
+  run_program(p, outputs);
 }
 
 void execute(const NodePtr& root, const Array& output) {
