@@ -7,13 +7,16 @@
 // array), after two warm-up calls, the median of repeated calls.
 // bench/cpu_numpy.py runs the same with numpy and prints both side by side.
 //
-//   cpu_bench [--quick]      (--quick: smaller shapes, for a smoke run)
+//   cpu_bench [--quick] [--work NAME,...]
+//     --quick: smaller shapes, for a smoke run; --work: only the workloads named
 // Prints one JSON line per workload.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,12 @@ double median_ms(const std::function<void()>& f, int min_runs) {
   return ms[ms.size() / 2];
 }
 
+std::set<std::string> g_works;  // --work: the workloads to run; empty: all
+
+bool selected(const char* work) {
+  return g_works.empty() || g_works.count(work) > 0;
+}
+
 void report(const char* work, const std::string& shape, double ms) {
   std::printf("{\"work\": \"%s\", \"shape\": \"%s\", \"impl\": \"numfuse\", \"ms\": %.3f}\n", work,
               shape.c_str(), ms);
@@ -50,6 +59,7 @@ void report(const char* work, const std::string& shape, double ms) {
 // evaluation made.
 void time_statement(const char* work, const nf::Shape& shape,
                     const std::function<nf::Expr()>& statement) {
+  if (!selected(work)) return;
   nf::Array y = statement();
   report(work, nf::to_string(shape), median_ms([&] { y = statement(); }, 10));
 }
@@ -58,8 +68,10 @@ void time_statement(const char* work, const nf::Shape& shape,
 void class_sample(bool quick) {
   const nf::Shape m2 = quick ? nf::Shape{256, 259} : nf::Shape{4096, 4099};
   const nf::Shape m3 = quick ? nf::Shape{8, 33, 127} : nf::Shape{64, 257, 1021};
+  const nf::Shape m4 = quick ? nf::Shape{4, 9, 7, 11} : nf::Shape{43, 61, 37, 127};
   const std::int64_t sq = quick ? 509 : 4093;
   const nf::Array x = nf::randn(m2), x3 = nf::randn(m3), s = nf::randn({sq, sq});
+  const nf::Array x4 = nf::randn(m4), x3h = nf::randn(m3, nf::f16);
   const nf::Array row = nf::randn({1, m2[1]}), col = nf::randn({m2[0], 1});
   const nf::Array last = nf::randn({1, 1, m3[2]}), middle = nf::randn({1, m3[1], 1});
   const nf::Array xd = nf::randn(m2, nf::f64), xh = nf::randn(m2, nf::f16);
@@ -81,6 +93,11 @@ void class_sample(bool quick) {
   time_statement("sum_axis2", m3, [&] { return nf::sum(x3, 2); });
   time_statement("sum_axes02", m3, [&] { return nf::sum(x3, {0, 2}); });
   time_statement("sum_all", m3, [&] { return nf::sum(x3); });
+  time_statement("sum_axes01", m3, [&] { return nf::sum(x3, {0, 1}); });
+  time_statement("sum_axes13_4d", m4, [&] { return nf::sum(x4, {1, 3}); });
+  time_statement("sum_axes02_f16", m3, [&] { return nf::sum(x3h, {0, 2}); });
+  time_statement("center_axes02", m3, [&] { return x3 - nf::mean(x3, {0, 2}); });
+  time_statement("var_axes01", m3, [&] { return nf::var(x3, {0, 1}); });
   time_statement("max_axis1", m3, [&] { return nf::max(x3, 1); });
   time_statement("argmax_axis2", m3, [&] { return nf::argmax(x3, 2); });
   time_statement("normalize_cols", m2, [&] {
@@ -105,17 +122,28 @@ void class_sample(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--work") == 0 && i + 1 < argc) {
+      std::stringstream names(argv[++i]);
+      for (std::string name; std::getline(names, name, ',');) g_works.insert(name);
+    } else {
+      std::fprintf(stderr, "usage: cpu_bench [--quick] [--work NAME,...]\n");
+      return 2;
+    }
+  }
   nf::set_default_device(nf::Device::cpu());
   std::printf("{\"threads\": %d}\n", nf::cpu::thread_count());
 
-  {  // The product of issue 20: 2000x40000 . 40000x2000, f32.
+  if (selected("gemm")) {  // The product of issue 20: 2000x40000 . 40000x2000, f32.
     const std::int64_t m = quick ? 200 : 2000, k = quick ? 4000 : 40000, n = m;
     const nf::Array A = nf::randn({m, k}), B = nf::randn({k, n});
     nf::Array C = nf::empty({m, n});
     report("gemm", nf::to_string({m, k, n}), median_ms([&] { C = nf::dot(A, B); }, 5));
   }
-  {  // An RBM's up-pass: hidden probabilities, sampled as 0/1 floats.
+  if (selected("rbm_up")) {  // An RBM's up-pass: hidden probabilities, sampled as 0/1 floats.
     const std::int64_t b = quick ? 512 : 4096, nv = 2048, nh = 256;
     const nf::Array v = nf::rand({b, nv});
     const nf::Array W = nf::randn({nv, nh}) * 0.1f;
@@ -127,7 +155,7 @@ int main(int argc, char** argv) {
     };
     report("rbm_up", nf::to_string({b, nv, nh}), median_ms(up, 10));
   }
-  {  // The layer-norm line, over rows.
+  if (selected("layernorm")) {  // The layer-norm line, over rows.
     const std::int64_t rows = quick ? 1024 : 8192, cols = 4096;
     const nf::Array x = nf::randn({rows, cols});
     nf::Array y = nf::empty({rows, cols});

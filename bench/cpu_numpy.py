@@ -68,6 +68,7 @@ def class_sample(rng, quick):
     """The class sample of cpu_bench.cpp: the same names, shapes and statements."""
     m2 = (256, 259) if quick else (4096, 4099)
     m3 = (8, 33, 127) if quick else (64, 257, 1021)
+    m4 = (4, 9, 7, 11) if quick else (43, 61, 37, 127)
     sq = 509 if quick else 4093
     f32 = np.float32
 
@@ -75,6 +76,7 @@ def class_sample(rng, quick):
         return rng.standard_normal(shape, dtype=f32).astype(dtype)
 
     x, x3, s = randn(m2), randn(m3), randn((sq, sq))
+    x4, x3h = randn(m4), randn(m3, np.float16)
     row, col = randn((1, m2[1])), randn((m2[0], 1))
     last, middle = randn((1, 1, m3[2])), randn((1, m3[1], 1))
     xd, xh = rng.standard_normal(m2), randn(m2, np.float16)
@@ -109,6 +111,11 @@ def class_sample(rng, quick):
         ("sum_axis2", m3, lambda: x3.sum(2, keepdims=True)),
         ("sum_axes02", m3, lambda: x3.sum((0, 2), keepdims=True)),
         ("sum_all", m3, lambda: x3.sum()),
+        ("sum_axes01", m3, lambda: x3.sum((0, 1), keepdims=True)),
+        ("sum_axes13_4d", m4, lambda: x4.sum((1, 3), keepdims=True)),
+        ("sum_axes02_f16", m3, lambda: x3h.sum((0, 2), keepdims=True)),
+        ("center_axes02", m3, lambda: x3 - x3.mean((0, 2), keepdims=True)),
+        ("var_axes01", m3, lambda: x3.var((0, 1), keepdims=True)),
         ("max_axis1", m3, lambda: x3.max(1, keepdims=True)),
         ("argmax_axis2", m3, lambda: x3.argmax(2, keepdims=True)),
         ("normalize_cols", m2,
@@ -125,12 +132,17 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--numfuse", help="path of cpu_bench, run first and compared")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--work", help="only these workloads, comma-separated")
     args = ap.parse_args()
     rows = {}
     work_list = workloads(args.quick)
+    if args.work:
+        names = set(args.work.split(","))
+        work_list = [w for w in work_list if w[0] in names]
     for r in range(args.rounds):
         if args.numfuse:
-            cmd = [args.numfuse] + (["--quick"] if args.quick else [])
+            cmd = [args.numfuse] + (["--quick"] if args.quick else []) + (
+                ["--work", args.work] if args.work else [])
             env = dict(os.environ, NF_DEVICE="cpu")
             for line in subprocess.run(cmd, env=env, check=True, capture_output=True,
                                        text=True).stdout.splitlines():

@@ -27,6 +27,33 @@ constexpr std::int64_t kMinTasks = 64;
 // Outputs per block when the reduced axes are not the innermost: the block's
 // rows are then runs of this many consecutive elements.
 constexpr std::int64_t kColumnOutputs = 1024;
+// The fewest elements of each output a block of a reduction over axes apart
+// from each other takes (apart_of).
+constexpr std::int64_t kApartReduced = 1024;
+
+// A reduction over the innermost axis and others apart from it (sum over
+// (0, 2) of (A, B, C)): the elements of its innermost run of reduced axes
+// (C), and its outputs along the kept axes inside the outermost reduced one
+// (B); 1 where the reduced axes lie together.
+struct Apart {
+  std::int64_t run = 1, between = 1;
+};
+
+Apart apart_of(const Shape& domain, const std::vector<int>& axes) {
+  Apart a;
+  const auto reduced = [&](int d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
+  bool in_run = true;
+  for (int d = int(domain.size()) - 1; d >= 0 && d >= *std::min_element(axes.begin(), axes.end());
+       --d) {
+    if (reduced(d)) {
+      if (in_run) a.run *= domain[d];
+    } else if (domain[d] > 1) {
+      in_run = false;
+      a.between *= domain[d];
+    }
+  }
+  return a;
+}
 
 // A block of the outputs widened by a block of the reduced extent.
 Box join(Box outputs, const Box& reduced, const std::vector<int>& axes) {
@@ -114,6 +141,18 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
   if (rows) {
     per_reduced = std::clamp<std::int64_t>(reduced, 1, kBlockElements);
     per_output = std::max<std::int64_t>(1, kBlockElements / per_reduced);
+    // Where kept axes lie between reduced ones, a block takes several of
+    // their outputs, each with a run or more and kApartReduced elements at
+    // the least, so that it reads spans of memory (rows of C for several B
+    // together) rather than one run every B * C elements, and each output
+    // still has enough elements to amortise its own cost (a block of one run
+    // of 10 halves an output ran slower than one output alone).
+    const Apart apart = apart_of(domain, s.axes);
+    if (apart.between > per_output) {
+      const std::int64_t least = std::max(apart.run, kApartReduced);
+      per_output = std::clamp<std::int64_t>(kBlockElements / least, 1, apart.between);
+      per_reduced = std::max<std::int64_t>(1, kBlockElements / per_output);
+    }
   } else {
     per_output = std::clamp<std::int64_t>(outputs, 1, kColumnOutputs);
     per_reduced = std::max<std::int64_t>(1, kBlockElements / per_output);
