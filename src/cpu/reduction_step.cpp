@@ -43,8 +43,8 @@ Apart apart_of(const Shape& domain, const std::vector<int>& axes) {
   Apart a;
   const auto reduced = [&](int d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
   bool in_run = true;
-  for (int d = int(domain.size()) - 1; d >= 0 && d >= *std::min_element(axes.begin(), axes.end());
-       --d) {
+  const int outermost = *std::min_element(axes.begin(), axes.end());
+  for (int d = int(domain.size()) - 1; d >= outermost; --d) {
     if (reduced(d)) {
       if (in_run) a.run *= domain[d];
     } else if (domain[d] > 1) {
