@@ -55,20 +55,12 @@ Acc<M, T> take(Acc<M, T> a, T x, long long r, T centre) {
   }
 }
 
-// Runs shorter than this are taken together, eight accumulators across all
-// of an output's runs: setting up and combining eight for each run of 10
-// halves took a sum over (0, 2) of (2202, 1478, 10) 1.5 times the time of
-// reading its elements through a table of offsets.
+// Runs shorter than this are read through a table of every element's
+// offset, as one row: setting up and combining eight accumulators for each
+// run of 10 halves took a sum over (0, 2) of (2202, 1478, 10) 1.5 times the
+// time of the table, and taking them in turn across runs (lane t % 8) kept
+// the accumulators in memory, 1.8 times on the GPU machine's Xeon.
 constexpr std::int64_t kShortRun = 16;
-constexpr int kLanes = 8;
-
-// `a` and eight accumulators combined in a fixed order.
-template <class M, class T>
-Acc<M, T> combine_lanes(Acc<M, T> a, const Acc<M, T> (&lane)[kLanes]) {
-  const M m;
-  return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
-                m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
-}
 
 // A row into its output's accumulator, element j of it at(j): eight
 // accumulators take every eighth element, so that the compiler keeps
@@ -77,6 +69,7 @@ Acc<M, T> combine_lanes(Acc<M, T> a, const Acc<M, T> (&lane)[kLanes]) {
 // combine in a fixed order.
 template <class M, class T, class At>
 Acc<M, T> accumulate_row(Acc<M, T> a, std::int64_t n, At at, std::int64_t first, T centre) {
+  constexpr int kLanes = 8;
   Acc<M, T> lane[kLanes];
   for (auto& l : lane) l = M::template identity<T>();
   const std::int64_t body = n - n % kLanes;
@@ -88,26 +81,9 @@ Acc<M, T> accumulate_row(Acc<M, T> a, std::int64_t n, At at, std::int64_t first,
   for (std::int64_t j = body; j < n; ++j) {
     lane[j - body] = take<M, T>(lane[j - body], at(j), first + j, centre);
   }
-  return combine_lanes<M, T>(a, lane);
-}
-
-// An output's runs of `run` elements `step` apart, starting at `starts` from
-// q, into its accumulator as one row: element t of them (in C order) into
-// accumulator t % 8.
-template <class M, class T>
-Acc<M, T> accumulate_short_runs(Acc<M, T> a, const std::vector<std::int64_t>& starts,
-                                std::int64_t run, const T* q, std::int64_t step, std::int64_t first,
-                                T centre) {
-  Acc<M, T> lane[kLanes];
-  for (auto& l : lane) l = M::template identity<T>();
-  std::int64_t t = 0;
-  for (const std::int64_t start : starts) {
-    const T* r = q + start;
-    for (std::int64_t j = 0; j < run; ++j, ++t) {
-      lane[t % kLanes] = take<M, T>(lane[t % kLanes], r[j * step], first + t, centre);
-    }
-  }
-  return combine_lanes<M, T>(a, lane);
+  const M m;
+  return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
+                m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
 }
 
 // Each reduced element, `at` from the outputs' first, added to `outs`
@@ -212,8 +188,12 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
     run *= reduced_shape[a];
     runs_shape[a] = 1;
   }
-  // Where each run (or each reduced element, for columns) starts from its
-  // output's first element, in C order, so that arg-reductions over several
+  if (run < kShortRun) {
+    run = 1;
+    runs_shape = reduced_shape;
+  }
+  // Where each run (or each reduced element, for columns and short runs)
+  // starts from its output's first element, in C order, so that arg-reductions over several
   // axes index the flattened axes: run k's element j is k * run + j. Kept
   // per thread: a block's offsets take more than malloc hands out from its
   // heap, and fresh pages for every block cost a full sum 1.7 times its time
@@ -244,9 +224,10 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
               const T* q = data + off[0] + i * out_step[0];
               const std::int64_t o = first + i;
               const T c = centre ? centre[o] : T(0);
-              if (run < kShortRun) {
-                accs[o] =
-                    accumulate_short_runs<M, T>(accs[o], starts, run, q, step, first_index, c);
+              if (run == 1) {
+                accs[o] = accumulate_row<M, T>(
+                    accs[o], n, [q, at = starts.data()](std::int64_t j) { return q[at[j]]; },
+                    first_index, c);
                 continue;
               }
               for (std::size_t k = 0; k < starts.size(); ++k) {
