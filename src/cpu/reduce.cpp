@@ -4,6 +4,7 @@
 // the first's result as the kernel's does, and each reduction finishes with
 // the function ops.def names. The backends differ only in the order in which
 // their walks take the elements.
+#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -84,6 +85,61 @@ Acc<M, T> accumulate_row(Acc<M, T> a, std::int64_t n, At at, std::int64_t first,
   const M m;
   return m(a, m(m(m(lane[0], lane[1]), m(lane[2], lane[3])),
                 m(m(lane[4], lane[5]), m(lane[6], lane[7]))));
+}
+
+// argmax's and argmin's terms, which a row of numbers can skip through.
+template <class M>
+struct ArgTerm : std::false_type {};
+template <bool Max>
+struct ArgTerm<nf_arg_term<Max>> : std::true_type {
+  static constexpr bool max = Max;
+};
+
+// argmax (Max) or argmin of a row of numbers one after another, a block at a
+// time: the block's extreme, found in vector registers, is all it costs
+// unless it beats the best so far (a tie keeps the earlier index), and then
+// the best is its first element equal to it. A block with a NaN or an
+// infinity in it (x * 0 is NaN for those) is taken element by element. The
+// result is the element-by-element one: the rule picks the same element in
+// any order.
+template <bool Max, class T>
+nf_arg<T> accumulate_arg_row(nf_arg<T> a, std::int64_t n, const T* r, std::int64_t first) {
+  using Term = nf_arg_term<Max>;
+  // Two 16-byte vectors of T, written as such: the compiler leaves a loop
+  // of lanes that select scalar.
+  typedef T Vec __attribute__((vector_size(16)));
+  constexpr int kPer = int(16 / sizeof(T));
+  constexpr std::int64_t kBlock = 64;
+  std::int64_t j = 0;
+  for (; j + kBlock <= n; j += kBlock) {
+    if (a.index >= 0 && a.value != a.value) return a;  // a NaN: nothing after it beats it
+    Vec ext[2], odd[2] = {};
+    std::memcpy(&ext, r + j, sizeof ext);
+    for (std::int64_t k = 0; k < kBlock; k += 2 * kPer) {
+      for (int v = 0; v < 2; ++v) {
+        Vec x;
+        std::memcpy(&x, r + j + k + v * kPer, sizeof x);
+        ext[v] = (Max ? x > ext[v] : x < ext[v]) ? x : ext[v];
+        odd[v] += x * T(0);
+      }
+    }
+    T e = ext[0][0], o = T(0);
+    for (int v = 0; v < 2; ++v) {
+      for (int l = 0; l < kPer; ++l) {
+        e = (Max ? ext[v][l] > e : ext[v][l] < e) ? ext[v][l] : e;
+        o += odd[v][l];
+      }
+    }
+    if (o != T(0)) {
+      for (std::int64_t i = j; i < j + kBlock; ++i) a = Term::accumulate(a, r[i], first + i);
+    } else if (a.index < 0 || (Max ? e > a.value : e < a.value)) {
+      std::int64_t i = j;
+      while (r[i] != e) ++i;
+      a = {e, first + i};
+    }
+  }
+  for (; j < n; ++j) a = Term::accumulate(a, r[j], first + j);
+  return a;
 }
 
 // Each reduced element, `at` from the outputs' first, added to `outs`
@@ -233,6 +289,13 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
               for (std::size_t k = 0; k < starts.size(); ++k) {
                 const T* r = q + starts[k];
                 const std::int64_t index = first_index + std::int64_t(k) * run;
+                if constexpr (ArgTerm<M>::value && std::is_arithmetic_v<T> &&
+                              !std::is_same_v<T, bool>) {
+                  if (step == 1) {
+                    accs[o] = accumulate_arg_row<ArgTerm<M>::max, T>(accs[o], run, r, index);
+                    continue;
+                  }
+                }
                 // Unit steps apart, so that the loads are plain vector loads.
                 accs[o] = step == 1
                               ? accumulate_row<M, T>(

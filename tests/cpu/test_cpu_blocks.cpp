@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -291,4 +292,57 @@ TEST_CASE("integer sums wrap and arg-reductions index across blocks", "[cpu-back
   // 200003 * 2^62 modulo 2^64: 200003 is odd, so 2^62 * 3 mod 4 = 2^62 * 3.
   const std::int64_t want = std::int64_t(std::uint64_t(3) << 62);
   CHECK(Array(nf::sum(big)).item<std::int64_t>() == want);
+}
+
+TEST_CASE("arg-reductions over rows pick numpy's element around NaN, infinities and ties",
+          "[cpu-backend][reduce]") {
+  // Rows of 1000: fifteen blocks of 64, which a row skips where they cannot
+  // hold a new best, and a tail of 40.
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  const std::int64_t rows = 9, cols = 1000;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  std::mt19937 gen(41);
+  std::uniform_int_distribution<int> pick(-1000, 1000);
+  V v(std::size_t(rows * cols));
+  for (double& x : v) x = pick(gen) / 8.0;
+  auto at = [&](std::int64_t r, std::int64_t c) -> double& { return v[std::size_t(r * cols + c)]; };
+  at(1, 700) = nan;  // the first NaN wins, in a later block
+  at(1, 900) = nan;
+  at(2, 300) = inf;  // the first of equal infinities
+  at(2, 800) = inf;
+  at(2, 500) = -inf;
+  at(3, 130) = 500;  // a tie across blocks: the first index
+  at(3, 770) = 500;
+  at(3, 131) = -500;
+  at(3, 771) = -500;
+  at(4, 990) = nan;  // in the tail
+  at(5, 0) = nan;
+  for (std::int64_t c = 0; c < cols; ++c) at(6, c) = 2;
+  at(7, 999) = 1000;  // the last element
+  at(8, 64) = 400;    // a block's first element, beaten later by one in the same block
+  at(8, 127) = 450;
+  // numpy's rule: the first NaN, else the first extreme.
+  auto want = [&](const V& x, bool max) {
+    std::vector<std::int64_t> w;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const double* row = x.data() + r * cols;
+      std::int64_t best = 0;
+      for (std::int64_t c = 1; c < cols && !std::isnan(row[best]); ++c) {
+        if (std::isnan(row[c]) || (max ? row[c] > row[best] : row[c] < row[best])) best = c;
+      }
+      w.push_back(best);
+    }
+    return w;
+  };
+  for (nf::DType t : {nf::f16, nf::f32, nf::f64, nf::i32, nf::i64}) {
+    INFO(nf::name(t));
+    V x = v;
+    // Integers hold no NaN or infinity: those rows take finite stand-ins.
+    if (t == nf::i32 || t == nf::i64) {
+      for (double& e : x) e = std::isfinite(e) ? e * 8 : (std::isnan(e) ? 7777 : 9999);
+    }
+    const Array a = nf::array(x, {rows, cols}).astype(t);
+    CHECK(Array(nf::argmax(a, 1)).to_vector<std::int64_t>() == want(x, true));
+    CHECK(Array(nf::argmin(a, 1)).to_vector<std::int64_t>() == want(x, false));
+  }
 }
