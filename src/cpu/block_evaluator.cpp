@@ -93,7 +93,9 @@ const Value& BlockEvaluator::value(int i) {
     if (!mem_[i]) {
       throw InternalError("cpu: node " + std::to_string(i) + " is neither computed nor in memory");
     }
-    v = load(sub_array(*mem_[i], box_of(i)));
+    // Read where it lies: a copy of each block first cost a sum of an f32
+    // array as much again as the sum.
+    v = view_or_load(sub_array(*mem_[i], box_of(i)));
   }
   return v;
 }

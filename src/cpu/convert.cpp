@@ -87,6 +87,11 @@ Value load(const Array& a) {
   return out;
 }
 
+Value view_or_load(const Array& a) {
+  if (a.device() != Device::cpu() || a.dtype() != compute_type(a.dtype())) return load(a);
+  return Value{a.dtype(), a.shape(), a.strides(), a.offset(), a.storage()};
+}
+
 void store(const Value& v, const Array& dst) {
   visit_storage(dst.dtype(), [&](auto fmt) {
     using Fmt = decltype(fmt);

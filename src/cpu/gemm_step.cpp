@@ -7,16 +7,6 @@
 #include "cpu/steps.hpp"
 
 namespace nf::cpu {
-namespace {
-
-// An array as an operand in its compute type: the array itself where it
-// holds that type, else a converted copy.
-Value operand(const Array& a) {
-  if (a.device() != Device::cpu() || a.dtype() != compute_type(a.dtype())) return load(a);
-  return Value{a.dtype(), a.shape(), a.strides(), a.offset(), a.storage()};
-}
-
-}  // namespace
 
 void run_gemm(const Program& p, const Step& s, const Write& out, const Memory& mem) {
   const int g = s.nodes[0];
@@ -28,8 +18,8 @@ void run_gemm(const Program& p, const Step& s, const Write& out, const Memory& m
   const bool direct = s.nodes.size() == 1 && t.dtype() == ctype &&
                       t.strides() == contiguous_strides(t.shape()) && t.storage() != a.storage() &&
                       t.storage() != b.storage();
-  Value c = direct ? operand(t) : make_value(ctype, product.shape);
-  matmul(operand(a), operand(b), c);
+  Value c = direct ? view_or_load(t) : make_value(ctype, product.shape);
+  matmul(view_or_load(a), view_or_load(b), c);
   if (direct) return;
   Memory with_product = mem;
   with_product[g] = Array(c.storage, c.ctype, c.shape, c.strides, c.offset);
