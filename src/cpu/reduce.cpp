@@ -249,11 +249,11 @@ void accumulate(Partials& p, const Value& in, const std::vector<int>& axes,
     runs_shape = reduced_shape;
   }
   // Where each run (or each reduced element, for columns and short runs)
-  // starts from its output's first element, in C order, so that arg-reductions over several
-  // axes index the flattened axes: run k's element j is k * run + j. Kept
-  // per thread: a block's offsets take more than malloc hands out from its
-  // heap, and fresh pages for every block cost a full sum 1.7 times its time
-  // in page faults.
+  // starts from its output's first element, in C order, so that
+  // arg-reductions over several axes index the flattened axes: run k's
+  // element j is k * run + j. Kept per thread: a block's offsets take more
+  // than malloc hands out from its heap, and fresh pages for every block cost
+  // a full sum 1.7 times its time in page faults.
   thread_local std::vector<std::int64_t> starts;
   starts.clear();
   starts.reserve(std::size_t(n / run));
