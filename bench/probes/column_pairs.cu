@@ -70,44 +70,19 @@ void time_sums(float* out, const T* in, int A, int R, int C, float copy_us,
   const unsigned blocks = unsigned((groups + kTo - 1) / kTo);
   const auto launch = [&] { column_sums<T, V><<<blocks, kTr * kTo>>>(out, in, A, R, C); };
   const float us = median_us(launch);
-  CK(cudaMemset(out, 0, std::size_t(A) * C * sizeof(float)));
-  launch();
-  std::vector<float> got(std::size_t(A) * C);
-  CK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  double bad = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    bad = std::max(bad, std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i])));
-  }
+  const double bad = max_rel_error(launch, out, want);
   printf("  %-9s blocks %6u  %8.2f us  %5.1f%% of a read at copy speed  rel error %.2g\n", name,
          blocks, us, 100.0 * copy_us / 2 / us, bad);
 }
 
 template <class T>
 void run(int A, int R, int C) {
-  const std::size_t n = std::size_t(A) * R * C, bytes = n * sizeof(T);
-  const std::vector<T> h = test_data<T>(n);
-  T *in, *copy;
-  float* out;
-  CK(cudaMalloc(&in, bytes));
-  CK(cudaMalloc(&copy, bytes));
-  CK(cudaMalloc(&out, std::size_t(A) * C * sizeof(float)));
-  CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
-  const float copy_us =
-      median_us([&] { cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice); });
-  std::vector<double> want(std::size_t(A) * C, 0.0);
-  for (long a = 0; a < A; ++a) {
-    for (long r = 0; r < R; ++r) {
-      for (long c = 0; c < C; ++c) want[a * C + c] += float(h[(a * R + r) * C + c]);
-    }
-  }
-  printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
-  time_sums<T, 1>(out, in, A, R, C, copy_us, want, "elements");
+  const SumsCase<T> x(A, R, C);
+  x.print_copy();
+  time_sums<T, 1>(x.out, x.in, A, R, C, x.copy_us, x.want, "elements");
   if constexpr (sizeof(T) == 2) {
-    if (C % 2 == 0) time_sums<T, 2>(out, in, A, R, C, copy_us, want, "pairs");
+    if (C % 2 == 0) time_sums<T, 2>(x.out, x.in, A, R, C, x.copy_us, x.want, "pairs");
   }
-  CK(cudaFree(in));
-  CK(cudaFree(copy));
-  CK(cudaFree(out));
 }
 
 }  // namespace

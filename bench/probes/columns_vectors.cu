@@ -352,14 +352,7 @@ void time_sums(float* out, const T* in, int A, int R, int C, float copy_us,
   const dim3 grid(bx, unsigned((R + slice - 1) / slice));
   const auto launch = [&] { column_sums<T, V><<<grid, 32 * kWarps>>>(out, in, A, R, C, slice); };
   const float us = median_us(launch);
-  CK(cudaMemset(out, 0, std::size_t(A) * C * sizeof(float)));
-  launch();
-  std::vector<float> got(std::size_t(A) * C);
-  CK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  double bad = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    bad = std::max(bad, std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i])));
-  }
+  const double bad = max_rel_error(launch, out, want);
   printf(
       "  %-9s V=%d  blocks %6u x %3u  %8.2f us  %5.1f%% of a read at copy speed  rel error %.2g\n",
       V == 1               ? "elements"
@@ -380,14 +373,7 @@ void time_flat(float* out, const T* in, int R, int C, float copy_us,
   if (stride == 0) return;
   const auto launch = [&] { flat_sums<T><<<blocks, 256>>>(out, in, n, C, stride); };
   const float us = median_us(launch);
-  CK(cudaMemset(out, 0, std::size_t(C) * sizeof(float)));
-  launch();
-  std::vector<float> got(C);
-  CK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  double bad = 0;
-  for (int c = 0; c < C; ++c) {
-    bad = std::max(bad, std::abs(got[c] - want[c]) / std::max(1.0, std::abs(want[c])));
-  }
+  const double bad = max_rel_error(launch, out, want);
   printf(
       "  %-9s V=%d  period %5ld vectors, %ld threads  %8.2f us  %5.1f%% of a read at copy speed  "
       "rel error %.2g\n",
@@ -435,34 +421,16 @@ void time_centre(T* out, const T* in, int A, int R, int C, float copy_us, const 
 
 template <class T>
 void run(int A, int R, int C) {
-  const std::size_t n = std::size_t(A) * R * C, bytes = n * sizeof(T);
-  const std::vector<T> h = test_data<T>(n);
-  T *in, *copy;
-  float* out;
-  CK(cudaMalloc(&in, bytes + 32));  // a row's last vector may pass the end
-  CK(cudaMalloc(&copy, bytes));
-  CK(cudaMalloc(&out, std::size_t(A) * C * sizeof(float)));
-  CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
-  const float copy_us =
-      median_us([&] { cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice); });
-  std::vector<double> want(std::size_t(A) * C, 0.0);
-  for (long a = 0; a < A; ++a) {
-    for (long r = 0; r < R; ++r) {
-      for (long c = 0; c < C; ++c) want[a * C + c] += float(h[(a * R + r) * C + c]);
-    }
-  }
-  printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
-  time_sums<T, 1>(out, in, A, R, C, copy_us, want);
-  if constexpr (sizeof(T) == 2) time_sums<T, 2>(out, in, A, R, C, copy_us, want);
-  time_sums<T, 16 / sizeof(T)>(out, in, A, R, C, copy_us, want);
-  if (A == 1 && C <= kFlatColumns) time_flat<T>(out, in, R, C, copy_us, want);
+  const SumsCase<T> x(A, R, C, 32);  // a row's last vector may pass the end
+  x.print_copy();
+  time_sums<T, 1>(x.out, x.in, A, R, C, x.copy_us, x.want);
+  if constexpr (sizeof(T) == 2) time_sums<T, 2>(x.out, x.in, A, R, C, x.copy_us, x.want);
+  time_sums<T, 16 / sizeof(T)>(x.out, x.in, A, R, C, x.copy_us, x.want);
+  if (A == 1 && C <= kFlatColumns) time_flat<T>(x.out, x.in, R, C, x.copy_us, x.want);
   if (R <= kWarps * 16) {
-    time_centre<T, 1>(copy, in, A, R, C, copy_us, h, want);
-    time_centre<T, 16 / sizeof(T)>(copy, in, A, R, C, copy_us, h, want);
+    time_centre<T, 1>(x.copy, x.in, A, R, C, x.copy_us, x.h, x.want);
+    time_centre<T, 16 / sizeof(T)>(x.copy, x.in, A, R, C, x.copy_us, x.h, x.want);
   }
-  CK(cudaFree(in));
-  CK(cudaFree(copy));
-  CK(cudaFree(out));
 }
 
 }  // namespace

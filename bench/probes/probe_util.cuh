@@ -1,6 +1,7 @@
 // What the probes of bench/probes share: a check on CUDA calls, conversions
 // of 2- and 4-byte elements to float and back, cp.async copies, test data,
-// the median time of a launch, and a main() over shapes.
+// the median time of a launch, cases of column sums and centred
+// columns with their references, and a main() over shapes.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -142,6 +143,65 @@ struct ColumnsCase {
            2.0 * bytes / copy_us / 1e3);
   }
 };
+
+// sum(x, 1) of an A x R x C array of T (A = 1: sum(x, 0)): the input
+// (test_data, `slack` bytes allocated past its end for reads of a row's last
+// vector), a second array of its size, a float output of A x C, the time of
+// a copy between the two arrays, and each output's sum in double.
+template <class T>
+struct SumsCase {
+  int A, R, C;
+  std::size_t n, bytes;
+  std::vector<T> h;
+  std::vector<double> want;
+  T *in = nullptr, *copy = nullptr;
+  float* out = nullptr;
+  float copy_us = 0;
+
+  SumsCase(int a, int r, int c, std::size_t slack = 0)
+      : A(a),
+        R(r),
+        C(c),
+        n(std::size_t(a) * r * c),
+        bytes(n * sizeof(T)),
+        h(test_data<T>(n)),
+        want(std::size_t(a) * c, 0.0) {
+    CK(cudaMalloc(&in, bytes + slack));
+    CK(cudaMalloc(&copy, bytes));
+    CK(cudaMalloc(&out, want.size() * sizeof(float)));
+    CK(cudaMemcpy(in, h.data(), bytes, cudaMemcpyHostToDevice));
+    copy_us = median_us([&] { cudaMemcpyAsync(copy, in, bytes, cudaMemcpyDeviceToDevice); });
+    for (long i = 0; i < A; ++i) {
+      for (long j = 0; j < R; ++j) {
+        for (long k = 0; k < C; ++k) want[i * C + k] += float(h[(i * R + j) * C + k]);
+      }
+    }
+  }
+  ~SumsCase() {
+    cudaFree(in);
+    cudaFree(copy);
+    cudaFree(out);
+  }
+  void print_copy() const {
+    printf("%s (%d, %d, %d): copy %.2f us\n", sizeof(T) == 2 ? "f16" : "f32", A, R, C, copy_us);
+  }
+};
+
+// Runs `launch` once into `out`, zeroed first, and returns the largest
+// difference of its want.size() floats from `want`, relative to the wanted
+// value where that is above 1.
+template <class Launch>
+double max_rel_error(Launch launch, float* out, const std::vector<double>& want) {
+  CK(cudaMemset(out, 0, want.size() * sizeof(float)));
+  launch();
+  std::vector<float> got(want.size());
+  CK(cudaMemcpy(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  double bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    bad = std::max(bad, std::abs(got[i] - want[i]) / std::max(1.0, std::abs(want[i])));
+  }
+  return bad;
+}
 
 // An R x C array of halves or floats a probe runs on.
 struct ProbeShape {
