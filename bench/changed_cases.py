@@ -7,6 +7,9 @@ each such row, for `sweep_bench --cases` to time only those.
     build-a/bench/sweep_bench --list --signatures [grid] > a.jsonl
     build-b/bench/sweep_bench --list --signatures [grid] > b.jsonl
     python3 bench/changed_cases.py a.jsonl b.jsonl > cases.jsonl
+
+`--signatures-only` compares the signatures alone: a change to the runtime
+prelude, which every kernel's source holds, changes every source's hash.
 """
 import argparse
 import json
@@ -28,20 +31,24 @@ def signed_rows(path):
     return rows
 
 
-def differ(x, y):
+def differ(x, y, signatures_only):
     """Whether two rows' kernels differ: their signatures, or their sources'
-    hashes where both lists have them."""
+    hashes where both lists have them (unless `signatures_only`)."""
     (sig_x, src_x), (sig_y, src_y) = x, y
-    return sig_x != sig_y or (src_x is not None and src_y is not None and src_x != src_y)
+    if signatures_only or src_x is None or src_y is None:
+        return sig_x != sig_y
+    return sig_x != sig_y or src_x != src_y
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a")
     ap.add_argument("b")
+    ap.add_argument("--signatures-only", action="store_true",
+                    help="compare the kernels' signatures, not their sources' hashes")
     args = ap.parse_args()
     a, b = signed_rows(args.a), signed_rows(args.b)
-    changed = [k for k in a if k not in b or differ(a[k][1], b[k][1])]
+    changed = [k for k in a if k not in b or differ(a[k][1], b[k][1], args.signatures_only)]
     for k in changed:
         print(a[k][0])
     only_b = [k for k in b if k not in a]

@@ -20,6 +20,12 @@ ReduceKernel::ReduceKernel(const ReduceModel& model, int stage)
       lanes_(lanes_of(model.spec())),
       stage_(stage),
       kernels_(stage > 0 ? walk_.stages(model) : 1) {
+  if (model.spec().pairs) {
+    for (Term t : m_.terms()) {
+      t.name += "_next";
+      twins_.push_back(std::move(t));
+    }
+  }
   signature_ = m_.signature();
   if (stage_ > 0) signature_ += ";stage" + std::to_string(stage_) + "/" + std::to_string(kernels_);
   name_ = kernel_name("reduce", signature_);
@@ -43,6 +49,12 @@ std::string ReduceKernel::text(KernelParams& params) const {
   SourceWriter w;
   w.raw("// numfuse reduction kernel " + name_ + "\n// signature: " + signature_ + "\n");
   walk_.header(*this, w);
+  if (s.pairs) {
+    w.raw(
+        "// Columns of 2-byte elements whose neighbours lie together: a thread takes\n"
+        "// two outputs, o and o + 1, and reads the 4-byte word that holds both\n"
+        "// elements; o + 1's accumulators (_next) go by o's names in its scopes.\n");
+  }
   if (s.covered) {
     w.raw("// Rows lie over " + std::to_string(s.reduced.size()) +
           " reduced dims; runs of the innermost start anywhere in a\n"
@@ -122,6 +134,9 @@ void ReduceKernel::pass(SourceWriter& w, int round, bool whole) const {
   for (const Term& t : m_.terms()) {
     if (t.round != round) continue;
     w.line(m_.acc_type(t) + " " + t.name + " = " + m_.identity(t) + ";");
+    if (const Term* next = twin(t)) {
+      w.line(m_.acc_type(t) + " " + next->name + " = " + m_.identity(t) + ";");
+    }
     pass.body += m_.accumulate(t) + "\n";
   }
   walk_.element_loop(*this, w, pass);
@@ -165,16 +180,44 @@ void ReduceKernel::combine(SourceWriter& w, int round, bool whole) const {
 
 std::vector<std::vector<const Term*>> ReduceKernel::meetings(int round) const {
   std::vector<std::vector<const Term*>> out;
-  for (const Term& t : m_.terms()) {
-    if (t.round != round) continue;
+  const auto meet = [&](const Term& t) {
     if (!out.empty() && out.back().size() == 1 &&
         m_.acc_bytes(*out.back()[0]) + m_.acc_bytes(t) <= std::size_t(slot_bytes())) {
       out.back().push_back(&t);
     } else {
       out.push_back({&t});
     }
+  };
+  for (const Term& t : m_.terms()) {
+    if (t.round != round) continue;
+    meet(t);
+    if (const Term* next = twin(t)) meet(*next);
   }
   return out;
+}
+
+const Term* ReduceKernel::twin(const Term& t) const {
+  if (twins_.empty()) return nullptr;
+  return &twins_[std::size_t(&t - m_.terms().data())];
+}
+
+std::string ReduceKernel::twin_base(int j) const {
+  return m_.base(j) + " + kst_" + m_.operand_name(j) + ".d[" +
+         std::to_string(spec().kept.size() - 1) + "]";
+}
+
+std::vector<std::string> ReduceKernel::output_rows(
+    const std::function<std::string(int)>& base) const {
+  const ReduceSpec& s = spec();
+  const Step& step = m_.step();
+  std::vector<std::string> rows;
+  for (std::size_t o = 0; o < step.writes.size(); ++o) {
+    if (s.writes[o].along != Along::none) continue;
+    const int j = int(s.reads.size() + o);
+    rows.push_back("out" + std::to_string(o) + "[" + base(j) +
+                   "] = " + store_expr(s.writes[o].dtype, m_.name(step.writes[o])) + ";");
+  }
+  return rows;
 }
 
 // The last pass: element outputs, then per-output ones.
@@ -201,17 +244,24 @@ void ReduceKernel::stores(SourceWriter& w) const {
     walk_.element_loop(*this, w, pass);
     row_ends(w, pass);
   }
-  std::vector<std::string> rows;
-  for (std::size_t o = 0; o < step.writes.size(); ++o) {
-    if (s.writes[o].along != Along::none) continue;
-    const int j = int(s.reads.size() + o);
-    rows.push_back("out" + std::to_string(o) + "[" + m_.base(j) +
-                   "] = " + store_expr(s.writes[o].dtype, m_.name(step.writes[o])) + ";");
-  }
+  const std::vector<std::string> rows = output_rows([&](int j) { return m_.base(j); });
   if (rows.empty()) return;
+  const std::string guard = "if (" + walk_.store_guard(*this) + " && tr == 0)";
   w.line("// outputs per output element");
-  w.open("if (" + walk_.store_guard(*this) + " && tr == 0)");
+  w.open(guard);
   for (const std::string& row : rows) w.line(row);
+  w.close();
+  if (!s.pairs) return;
+  // The values per output from the twins' results (pairs write no
+  // elements), in a scope where they go by the first output's names.
+  w.open("", "the pair's second output, o + 1");
+  for (const Term& t : m_.terms()) {
+    w.line("const " + m_.acc_type(t) + " " + t.name + " = " + twin(t)->name + ";");
+  }
+  for (int round = 1; round <= m_.rounds(); ++round) m_.per_output_values(w, round);
+  w.open(guard);
+  for (const std::string& row : output_rows([&](int j) { return twin_base(j); })) w.line(row);
+  w.close();
   w.close();
 }
 
@@ -219,6 +269,10 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
                                 const std::function<std::string(int)>& read_at,
                                 bool addressed) const {
   const ReduceSpec& s = spec();
+  if (s.pairs) {
+    pair_bodies(w, pass, read_at, addressed);
+    return;
+  }
   const std::string V = std::to_string(s.vec);
   for (int o : pass.vector_writes) {
     w.line(m_.vec_type(s.writes[o].dtype) + " w_out" + std::to_string(o) + ";");
@@ -244,6 +298,32 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
     const int j = int(s.reads.size()) + o;
     w.line("nf_store_vector((" + m_.vec_type(s.writes[o].dtype) + "*)(" + m_.group_at(j, "g") +
            "), w_out" + std::to_string(o) + ");");
+  }
+}
+
+void ReduceKernel::pair_bodies(SourceWriter& w, const ElementPass& pass,
+                               const std::function<std::string(int)>& read_at,
+                               bool addressed) const {
+  w.line("const nf_idx r = g;");
+  if (addressed) m_.reduced_coordinates(w);
+  for (int i : pass.values.computed) {
+    if (!m_.is_read(i)) continue;
+    const std::string J = std::to_string(m_.read_index(i));
+    w.line("const unsigned int w_in" + J + " = " + read_at(m_.read_index(i)) + ";");
+  }
+  for (int second = 0; second < 2; ++second) {
+    w.open("", second ? "output o + 1" : "output o");
+    for (const Term& t : m_.terms()) {
+      if (second && t.round == pass.stage) w.line("auto& " + t.name + " = " + twin(t)->name + ";");
+    }
+    m_.element_values(
+        w, pass.values, pass.stage,
+        [&](int j) {
+          return "nf_pair_element(w_in" + std::to_string(j) + ", " + std::to_string(second) + ")";
+        },
+        false);
+    w.lines(pass.body);
+    w.close();
   }
 }
 

@@ -55,8 +55,15 @@ class ReduceKernel {
   // meeting; `whole`: into the whole output's result.
   void pass(SourceWriter& w, int round, bool whole) const;
   void combine(SourceWriter& w, int round, bool whole) const;
-  // The meetings of the terms of `round`: one term, or two that meet as a pair.
+  // The meetings of the terms of `round` (and of their twins): one term, or
+  // two that meet as a pair.
   std::vector<std::vector<const Term*>> meetings(int round) const;
+  // Columns of pairs (ReduceSpec::pairs): the accumulator of term t for the
+  // pair's second output, o + 1; nullptr for other kernels.
+  const Term* twin(const Term& t) const;
+  // Where operand j's value for the pair's second output lies: `base` one
+  // step along the innermost kept dim.
+  std::string twin_base(int j) const;
   void stores(SourceWriter& w) const;
   // Inside a walk's element loop, at group g: the pass's values and body at
   // each element r of the group, read j's element being `read_at(j)`;
@@ -73,12 +80,19 @@ class ReduceKernel {
 
  private:
   std::string text(KernelParams& params) const;
+  // The rows that store values per output, operand j's at `base(j)`.
+  std::vector<std::string> output_rows(const std::function<std::string(int)>& base) const;
+  // Columns of pairs: each pass's body, for each output of the pair in a
+  // scope of its own, its element read out of the word `w_in<j>`.
+  void pair_bodies(SourceWriter& w, const ElementPass& pass,
+                   const std::function<std::string(int)>& read_at, bool addressed) const;
 
   const ReduceModel& m_;
   const ReduceWalk& walk_;
   const ReduceLanes& lanes_;
   const int stage_;
   const int kernels_;
+  std::vector<Term> twins_;  // of m_.terms(), one each where spec().pairs
   std::string signature_;
   std::string name_;
 };

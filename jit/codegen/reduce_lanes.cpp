@@ -210,8 +210,9 @@ class Columns final : public ReduceLanes {
   // four times slower than these where a thread holds few bytes;
   // bench/RESULTS.md.)
   void shape(ReduceSpec& spec, const std::vector<std::int64_t>&) const override {
-    const std::int64_t outputs = numel(spec.kept);
-    // A column's group is one element of the widest varying operand.
+    const std::int64_t outputs = thread_outputs(spec);
+    // A column's group is one element of the widest varying operand, or a
+    // pair's word.
     const std::int64_t aim = std::clamp<std::int64_t>(16 / std::int64_t(group_bytes(spec)),
                                                       kGroupsPerThread, 2 * kGroupsPerThread);
     spec.to = outputs < 32 ? pow2_at_least(outputs) : 32;
@@ -247,7 +248,9 @@ class Columns final : public ReduceLanes {
     return "const int tr = threadIdx.x / " + std::to_string(spec.to) + ";";
   }
   std::string output(const ReduceSpec& spec, const std::string& tile) const override {
-    return tile + " * " + std::to_string(spec.to) + " + threadIdx.x % " + std::to_string(spec.to);
+    const std::string o =
+        tile + " * " + std::to_string(spec.to) + " + threadIdx.x % " + std::to_string(spec.to);
+    return spec.pairs ? "2 * (" + o + ")" : o;
   }
   // A slot for each thread's partial result.
   int block_slots(const ReduceSpec& spec) const override { return spec.tr * spec.to; }
@@ -283,6 +286,7 @@ const ReduceLanes& choose_lanes(ReduceSpec& spec, const std::vector<std::int64_t
   if (lead && !spec.kept.empty() && numel(spec.kept) > 1) {
     spec.columns = std::llabs(lead->kept.back()) < std::llabs(lead->reduced.back());
   }
+  spec.pairs = pairs_fit(spec);
   const ReduceLanes& lanes = lanes_of(spec);
   lanes.shape(spec, offsets);
   return lanes;

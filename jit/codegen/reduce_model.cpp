@@ -159,7 +159,7 @@ std::string ReduceModel::signature() const {
       (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
       (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") + (s_.words ? ";words" : "") +
       (s_.staged ? ";staged" : "") + (s_.shifted ? ";shifted" : "") +
-      (s_.covered ? ";covered" : "") + (s_.reverse ? ";reverse" : "") +
+      (s_.covered ? ";covered" : "") + (s_.pairs ? ";pairs" : "") + (s_.reverse ? ";reverse" : "") +
       (s_.last_first ? ";last-first" : "") + (s_.whole ? ";whole" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(nf::name(o.dtype)) + "/" + along_name(o.along);
@@ -218,6 +218,10 @@ std::string ReduceModel::within(int j, const std::string& r) const {
 
 std::string ReduceModel::element(int j, const std::string& r) const {
   return operand_name(j) + "[" + base(j) + " + " + within(j, r) + "]";
+}
+
+std::string ReduceModel::pair_word(int j, const std::string& r) const {
+  return "nf_pair_word(&" + element(j, r) + ")";
 }
 
 std::string ReduceModel::group_at(int j, const std::string& g) const {

@@ -86,6 +86,9 @@ class ReduceModel {
   std::string base(int j) const { return s_.kept.empty() ? "0" : "b_" + operand_name(j); }
   std::string within(int j, const std::string& r) const;
   std::string element(int j, const std::string& r) const;
+  // Columns of pairs (ReduceSpec::pairs): the word that holds read j's
+  // elements of the thread's two outputs at r.
+  std::string pair_word(int j, const std::string& r) const;
   // The address of operand j's group g along its row (vec > 1), `head`
   // elements in where rows are shifted (ReduceSpec::shifted); over several
   // reduced dims, from the coordinates of its first element; covered rows,

@@ -132,6 +132,44 @@ std::size_t narrowest_read(const ReduceSpec& spec) {
   return narrowest;
 }
 
+bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read) {
+  if (spec.kept.empty() || spec.kept.back() % 2 != 0 || read.kept.back() != 1 ||
+      read.offset % 2 != 0) {
+    return false;
+  }
+  const auto even = [](std::int64_t s) { return s % 2 == 0; };
+  return std::all_of(read.kept.begin(), read.kept.end() - 1, even) &&
+         std::all_of(read.reduced.begin(), read.reduced.end(), even);
+}
+
+bool pairs_fit(const ReduceSpec& spec) {
+  if (!spec.columns || writes_elements(spec) || varying_reads(spec).empty()) return false;
+  for (const ReduceOperand& read : spec.reads) {
+    if (read.along == Along::none || itemsize(read.dtype) != 2 || !pairs_together(spec, read)) {
+      return false;
+    }
+  }
+  // Values that depend on a reduction, in the step's order (inputs first).
+  const Program& p = *spec.program;
+  std::vector<bool> after_reduction(p.nodes.size(), false);
+  const std::vector<int>& reads = spec.step->reads;
+  for (int i : spec.step->nodes) {
+    if (std::find(reads.begin(), reads.end(), i) != reads.end()) continue;
+    bool after = false;
+    for (int j : p.inputs[i]) after = after || after_reduction[j];
+    if (op_kind(p.nodes[i]->op) == OpKind::reduction) {
+      if (after || reduction_passes(p.nodes[i]->op).size() != 1) return false;
+      after = true;
+    }
+    after_reduction[i] = after;
+  }
+  return true;
+}
+
+std::int64_t thread_outputs(const ReduceSpec& spec) {
+  return spec.pairs ? numel(spec.kept) / 2 : numel(spec.kept);
+}
+
 std::size_t group_bytes(const ReduceSpec& spec) {
   std::size_t widest = 1;
   for (const auto* list : {&spec.reads, &spec.writes}) {
@@ -139,7 +177,7 @@ std::size_t group_bytes(const ReduceSpec& spec) {
       if (o.along != Along::none) widest = std::max(widest, itemsize(o.dtype));
     }
   }
-  return std::size_t(spec.vec) * widest;
+  return std::size_t(spec.vec) * widest * (spec.pairs ? 2 : 1);
 }
 
 int group_registers(const ReduceSpec& spec) {

@@ -99,6 +99,11 @@ struct ReduceSpec {
   // Held rows whose every thread's groups all lie in the row (groups ==
   // cluster * tr * per): no bounds tests, which cost registers.
   bool whole = false;
+  // Columns of 2-byte elements whose neighbouring outputs 2i and 2i + 1 lie
+  // together on 4 bytes (pairs_fit): a thread takes both, reading the word
+  // that holds their elements where a thread of one output would read 2
+  // bytes, so that a warp's load reads 128 bytes of a row, not 64.
+  bool pairs = false;
   // The walk that emits the kernels (reduce_walks/); the fields above are
   // its launch shape, and what its kernels' signatures name.
   const ReduceWalk* walk = nullptr;
@@ -128,9 +133,22 @@ bool held_in_words(const ReduceSpec& spec, int j);
 // that cover `to` elements wherever its rows start.
 std::int64_t staged_row_bytes(const ReduceSpec& spec, int j);
 
-// Bytes of a group of `vec` elements of the widest varying operand, and the
-// registers it takes in a thread (4 for a 16-byte vector, 1 for a 1- to
-// 4-byte element).
+// Whether a read's 2-byte elements of outputs 2i and 2i + 1 lie together on
+// 4 bytes, wherever they are along the reduced dims: the outputs' innermost
+// dim is contiguous and of even length, and every other step is even.
+bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read);
+// Whether columns may take their outputs in pairs (ReduceSpec::pairs): every
+// read that varies has 2-byte elements lying together in pairs, none is one
+// value per output, and the step writes values per output alone, from
+// reductions of one pass each over elements that depend on no other
+// reduction: the work after the element loop is then the same for both.
+bool pairs_fit(const ReduceSpec& spec);
+// The outputs a launch's threads take: every output, or every pair.
+std::int64_t thread_outputs(const ReduceSpec& spec);
+
+// Bytes of a group of `vec` elements of the widest varying operand (both
+// elements of a pair), and the registers it takes in a thread (4 for a
+// 16-byte vector, 1 for a 1- to 4-byte element or a pair's word).
 std::size_t group_bytes(const ReduceSpec& spec);
 int group_registers(const ReduceSpec& spec);
 

@@ -19,11 +19,11 @@ int ReduceWalk::stages(const ReduceModel&) const {
   return 0;
 }
 
-// A block for each `to` outputs.
+// A block for each `to` outputs (or pairs of them).
 void ReduceWalk::launch(const ReduceKernel& k, GeneratedKernel& out) const {
   const ReduceSpec& s = k.spec();
   out.threads = s.tr * s.to;
-  out.blocks = (numel(s.kept) + s.to - 1) / s.to;
+  out.blocks = (thread_outputs(s) + s.to - 1) / s.to;
 }
 
 void ReduceWalk::parameters(const ReduceKernel&, KernelParams&) const {}

@@ -428,6 +428,16 @@ NF_HD T nf_from_word(unsigned int word, const T* p) {
   return (T)(word >> (((unsigned int)(unsigned long long)p & 3u) * 8u));
 }
 
+// Columns of pairs (ReduceSpec::pairs): a thread reads the 4-byte word
+// that holds its two outputs' 2-byte elements, `first` the first's (on 4
+// bytes), and takes each element's bits out of it (little-endian).
+NF_HD unsigned int nf_pair_word(const unsigned short* first) {
+  return *(const unsigned int*)first;
+}
+NF_HD unsigned short nf_pair_element(unsigned int word, int second) {
+  return (unsigned short)(word >> (second * 16));
+}
+
 // A staged row of shared columns: the 16-byte units from the one around the
 // element of the block's first output. The thread's element `at`, `lane`
 // outputs on, lies as far into them as that first element's address is past

@@ -155,24 +155,30 @@ TEST_CASE("rows in narrower vectors take about 16 bytes a thread", "[host][codeg
 
 TEST_CASE("columns of narrow elements take about 16 bytes a thread", "[host][codegen]") {
   // Columns of 8 bfloat16s: a thread each, all 8 held; of 27: 4 threads of 7.
-  // Floats stay at 4 a thread, bytes at 8 (all a held walk keeps).
+  // Floats stay at 4 a thread, bytes at 8 (all a held walk keeps). Halves
+  // of even width go in pairs, a thread's word of two as a float.
   const auto signature = [](const nf::Expr& e) {
     const std::string src = nf::kernel_source(e);
-    return src.substr(src.find("signature: "), 64);
+    return src.substr(src.find("signature: "), 96);
   };
-  CHECK_THAT(signature(nf::sum(nf::ones({8, 4096}, nf::bf16), 0)),
+  CHECK_THAT(signature(nf::sum(nf::ones({8, 4095}, nf::bf16), 0)),
              Catch::Contains(";columns;tr1;to256;per8;"));
-  CHECK_THAT(signature(nf::sum(nf::ones({27, 4096}, nf::f16), 0)),
+  CHECK_THAT(signature(nf::sum(nf::ones({27, 4095}, nf::f16), 0)),
              Catch::Contains(";columns;tr4;to64;per7;"));
   CHECK_THAT(signature(nf::sum(nf::ones({8, 4096}), 0)),
              Catch::Contains(";columns;tr2;to128;per4;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({8, 4096}, nf::bf16), 0)),
+             Catch::Contains(";columns;tr2;to128;per4;vec1;kept1;red1;pairs;"));
   CHECK_THAT(signature(nf::sum(nf::ones({30, 4096}, nf::u8), 0)),
              Catch::Contains(";columns;tr4;to64;per8;"));
   // Columns longer than a block's 8 threads of 8 hold up to 16 a thread:
-  // floats, and halves broadcast back; halves summed and doubles, 8.
+  // floats, halves broadcast back and halves in pairs; halves summed one
+  // output a thread and doubles, 8.
   const nf::Array halves = nf::ones({75, 4096}, nf::f16);
   CHECK_THAT(signature(halves - nf::mean(halves, 0)), Catch::Contains(";columns;tr8;to32;per10;"));
-  CHECK_THAT(signature(nf::sum(halves, 0)), Catch::Contains(";columns;tr8;to32;per0;"));
+  CHECK_THAT(signature(nf::sum(halves, 0)), Catch::Contains(";columns;tr8;to32;per10;"));
+  CHECK_THAT(signature(nf::sum(nf::ones({75, 4095}, nf::f16), 0)),
+             Catch::Contains(";columns;tr8;to32;per0;"));
   CHECK_THAT(signature(nf::sum(nf::ones({128, 4096}), 0)),
              Catch::Contains(";columns;tr8;to32;per16;"));
   CHECK_THAT(signature(nf::sum(nf::ones({75, 4096}, nf::f64), 0)),

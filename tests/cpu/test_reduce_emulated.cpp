@@ -37,6 +37,7 @@ struct Walk {
   int vec = 1;
   bool shifted = false;
   bool covered = false;
+  bool pairs = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -51,8 +52,8 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared, step.words,
-             step.staged,  step.reverse,  step.vec, step.shifted, step.covered};
+    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared,  step.words,
+             step.staged,  step.reverse,  step.vec, step.shifted, step.covered, step.pairs};
   }
   return outputs;
 }
@@ -556,6 +557,63 @@ TEST_CASE("emulated: columns of any width and length, with the device's limits",
                 nf::Array(nf::sum(x, 0)), rel);
     check_close(emulate({nf::var(x, 0)}, {}, nf::test::sm90_reduce_limits())[0],
                 nf::Array(nf::var(x, 0)), rel);
+  }
+}
+
+TEST_CASE("emulated: columns of halves, two outputs a thread", "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  for (nf::DType dtype : {nf::f16, nf::bf16}) {
+    const double rel = dtype == nf::bf16 ? 3e-2 : 2e-3;
+    const nf::Array wide = nf::astype(nf::randn({301, 40}) * 2 + 1, dtype);
+    const nf::Array cube = nf::astype(nf::randn({7, 9, 12}) + 1, dtype);
+    struct Case {
+      const char* what;
+      nf::Array x;
+      nf::Axes axes;
+      int axis;  // the one axis reduced, -1 for several (argmin takes one)
+    };
+    const std::vector<Case> cases = {
+        {"rows from the second", wide(nf::slice(1, 301), nf::slice(0, 38)), {0}, 0},
+        {"a middle axis", nf::astype(nf::randn({6, 50, 10}), dtype), {1}, 1},
+        {"the leading axes", cube, {0, 1}, -1},
+    };
+    for (const auto& [walk_name, limits] : row_walks(8, 16)) {
+      for (const Case& c : cases) {
+        INFO(nf::name(dtype) << ", " << c.what << ", " << walk_name);
+        Walk walk;
+        check_close(emulate({nf::sum(c.x, c.axes)}, {}, limits, &walk)[0],
+                    nf::Array(nf::sum(c.x, c.axes)), rel);
+        CHECK(walk.pairs);
+        const auto two = emulate({nf::mean(c.x, c.axes), nf::max(c.x, c.axes)}, {}, limits);
+        check_close(two[0], nf::Array(nf::mean(c.x, c.axes)), rel);
+        check_close(two[1], nf::Array(nf::max(c.x, c.axes)), 0);
+        if (c.axis < 0) continue;
+        const nf::Array ties = nf::floor(c.x * 3);
+        CHECK(emulate({nf::argmin(ties, c.axis)}, {}, limits)[0].to_vector<std::int64_t>() ==
+              nf::Array(nf::argmin(ties, c.axis)).to_vector<std::int64_t>());
+      }
+    }
+    // Where the outputs' elements do not lie in pairs on 4 bytes, or a
+    // value needs more than one pass, or elements are written, a thread
+    // takes one output.
+    const nf::Array odd_width = wide(nf::all, nf::slice(0, 37));
+    const nf::Array odd_start = wide(nf::all, nf::slice(1, 39));
+    const nf::Array floats = nf::randn({301, 38});
+    const std::vector<std::pair<const char*, nf::Expr>> singles = {
+        {"odd width", nf::sum(odd_width, 0)},
+        {"odd first element", nf::sum(odd_start, 0)},
+        {"floats", nf::sum(floats, 0)},
+        {"var", nf::var(cube, {0, 1})},
+        {"broadcast back", cube - nf::mean(cube, {0, 1})},
+    };
+    for (const auto& [what, e] : singles) {
+      INFO(nf::name(dtype) << ", " << what);
+      Walk walk;
+      const nf::Array want(e);
+      check_close(emulate({e}, {}, nf::test::sm90_reduce_limits(), &walk)[0], want,
+                  want.dtype() == nf::f32 ? 1e-5 : rel);
+      CHECK(!walk.pairs);
+    }
   }
 }
 

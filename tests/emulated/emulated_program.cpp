@@ -107,6 +107,7 @@ class Runner final : public jit::ValueAddresses {
       out.vec = spec->vec;
       out.shifted = spec->shifted;
       out.covered = spec->covered;
+      out.pairs = spec->pairs;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

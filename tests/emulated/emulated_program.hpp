@@ -32,6 +32,7 @@ struct EmulatedStep {
   int vec = 1;           // reduction steps: elements a group, one vector load
   bool shifted = false;  // rows of vectors that start anywhere in their first group
   bool covered = false;  // runs read in the aligned vectors that cover them
+  bool pairs = false;    // columns: a thread on two outputs, reading their word
 };
 
 struct EmulatedRun {

@@ -45,6 +45,7 @@ std::string HeldRows::first_group(const ReduceKernel&) const {
 std::string HeldRows::load(const ReduceKernel& k, int j) const {
   const ReduceModel& m = k.model();
   const std::string J = std::to_string(j);
+  if (k.spec().pairs) return "v_in" + J + "[k] = " + m.pair_word(j, "r") + ";";
   if (k.spec().vec == 1) return "v_in" + J + "[k].v[0] = " + m.element(j, "r") + ";";
   const std::string vt = m.vec_type(k.spec().reads[j].dtype);
   return "v_in" + J + "[k] = *(const " + vt + "*)(" + m.group_at(j, "g") + ");";
@@ -61,8 +62,8 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
   std::vector<std::string> loads;
   for (std::size_t j = 0; j < s.reads.size(); ++j) {
     if (s.reads[j].along == Along::none) continue;
-    w.line(k.model().vec_type(s.reads[j].dtype) + " v_in" + std::to_string(j) + "[" + P +
-           "] = {};");
+    const std::string held = s.pairs ? "unsigned int" : k.model().vec_type(s.reads[j].dtype);
+    w.line(held + " v_in" + std::to_string(j) + "[" + P + "] = {};");
     loads.push_back(load(k, int(j)));
   }
   if (!loads.empty()) {
@@ -94,8 +95,9 @@ void HeldRows::element_loop(const ReduceKernel& k, SourceWriter& w, const Elemen
   // row or not (a shifted row's ends come after, ReduceKernel::row_ends).
   open_groups(k, w, "live");
   const std::string e = k.model().in_group();
+  const std::string element = k.spec().pairs ? "[k]" : "[k].v[" + e + "]";
   k.element_body(
-      w, pass, [&](int j) { return "v_in" + std::to_string(j) + "[k].v[" + e + "]"; }, pass.stores);
+      w, pass, [&](int j) { return "v_in" + std::to_string(j) + element; }, pass.stores);
   w.close();
   w.close();
 }

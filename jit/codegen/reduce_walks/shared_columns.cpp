@@ -21,16 +21,6 @@
 namespace nf::jit {
 namespace {
 
-// Whether a read's 2-byte elements of outputs 2i and 2i + 1 lie together on
-// 4 bytes, wherever they are along the reduced dims: the outputs' innermost
-// dim is contiguous and of even length, and every other step is even.
-bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read) {
-  if (spec.kept.back() % 2 != 0 || read.kept.back() != 1 || read.offset % 2 != 0) return false;
-  const auto even = [](std::int64_t s) { return s % 2 == 0; };
-  return std::all_of(read.kept.begin(), read.kept.end() - 1, even) &&
-         std::all_of(read.reduced.begin(), read.reduced.end(), even);
-}
-
 // Whether a kernel's copies take pairs: its copied reads have 2-byte
 // elements and none is held in words or staged (then all lie in pairs).
 bool copies_pairs(const ReduceSpec& spec) {

@@ -24,7 +24,7 @@ class SplitRows final : public StreamedRows {
     ReduceSpec split = spec;
     const ReduceLanes& lanes = lanes_of(split);
     lanes.split_block(split);
-    const std::int64_t blocks = (numel(split.kept) + split.to - 1) / split.to;
+    const std::int64_t blocks = (thread_outputs(split) + split.to - 1) / split.to;
     split.chunks = std::min(lanes.split_chunks(split, blocks, limits), kMaxChunks);
     if (split.chunks < 2) return false;
     split.chunk = (groups_of(split) + split.chunks - 1) / split.chunks;
@@ -159,10 +159,15 @@ class SplitRows final : public StreamedRows {
     w.line("// pass " + std::to_string(round) + ", from every chunk's partial result");
     for (const Term& t : m.terms()) {
       if (t.round != round) continue;
-      w.line(m.acc_type(t) + " " + t.name + " = " + m.identity(t) + ";");
-      w.line("for (nf_idx j = tr; live && j < chunks; j += " + std::to_string(k.spec().tr) + ") " +
-             t.name + " = " + m.combine_op(t) + "(" + t.name + ", ws" + t.name.substr(1) + "[" +
-             partial(k, "j") + "]);");
+      const std::string ws = "ws" + t.name.substr(1);
+      const auto gathered = [&](const Term& into, const std::string& at) {
+        w.line(m.acc_type(t) + " " + into.name + " = " + m.identity(t) + ";");
+        w.line("for (nf_idx j = tr; live && j < chunks; j += " + std::to_string(k.spec().tr) +
+               ") " + into.name + " = " + m.combine_op(t) + "(" + into.name + ", " + ws + "[" + at +
+               "]);");
+      };
+      gathered(t, partial(k, "j"));
+      if (const Term* next = k.twin(t)) gathered(*next, partial(k, "j") + " + 1");
     }
     k.combine(w, round, true);
   }
@@ -171,8 +176,9 @@ class SplitRows final : public StreamedRows {
   static void write_partials(const ReduceKernel& k, SourceWriter& w, int round) {
     for (const Term& t : k.model().terms()) {
       if (t.round != round) continue;
-      w.line("if (live && tr == 0) ws" + t.name.substr(1) + "[" + partial(k, "c") +
-             "] = " + t.name + ";");
+      const std::string ws = "if (live && tr == 0) ws" + t.name.substr(1) + "[" + partial(k, "c");
+      w.line(ws + "] = " + t.name + ";");
+      if (const Term* next = k.twin(t)) w.line(ws + " + 1] = " + next->name + ";");
     }
   }
 

@@ -47,7 +47,11 @@ void StreamedRows::element_loop(const ReduceKernel& k, SourceWriter& w,
   }
   k.element_body(
       w, pass,
-      [&](int j) { return s.vec > 1 ? "w_in" + std::to_string(j) + ".v[e]" : m.element(j, "r"); },
+      [&](int j) {
+        return s.pairs     ? m.pair_word(j, "r")
+               : s.vec > 1 ? "w_in" + std::to_string(j) + ".v[e]"
+                           : m.element(j, "r");
+      },
       true);
   w.close();
   w.close();
