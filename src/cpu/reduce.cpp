@@ -4,6 +4,7 @@
 // the first's result as the kernel's does, and each reduction finishes with
 // the function ops.def names. The backends differ only in the order in which
 // their walks take the elements.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -109,13 +110,16 @@ nf_arg<T> accumulate_arg_row(nf_arg<T> a, std::int64_t n, const T* r, std::int64
   // of lanes that select scalar.
   typedef T Vec __attribute__((vector_size(16)));
   constexpr int kPer = int(16 / sizeof(T));
-  constexpr std::int64_t kBlock = 64;
-  std::int64_t j = 0;
-  for (; j + kBlock <= n; j += kBlock) {
-    if (a.index >= 0 && a.value != a.value) return a;  // a NaN: nothing after it beats it
+  constexpr std::int64_t kBlock = 64, kStep = 2 * kPer;
+  // The block of `len` elements from j (whole steps); false where the best
+  // is a NaN, which nothing after it beats. Whole blocks pass their length
+  // as a constant, so that the compiler unrolls them; both inlined, as a
+  // call kept the best in memory.
+  const auto block = [&](std::int64_t j, auto len) __attribute__((always_inline)) {
+    if (a.index >= 0 && a.value != a.value) return false;
     Vec ext[2], odd[2] = {};
     std::memcpy(&ext, r + j, sizeof ext);
-    for (std::int64_t k = 0; k < kBlock; k += 2 * kPer) {
+    for (std::int64_t k = 0; k < len; k += kStep) {
       for (int v = 0; v < 2; ++v) {
         Vec x;
         std::memcpy(&x, r + j + k + v * kPer, sizeof x);
@@ -131,12 +135,27 @@ nf_arg<T> accumulate_arg_row(nf_arg<T> a, std::int64_t n, const T* r, std::int64
       }
     }
     if (o != T(0)) {
-      for (std::int64_t i = j; i < j + kBlock; ++i) a = Term::accumulate(a, r[i], first + i);
+      for (std::int64_t i = j; i < j + len; ++i) a = Term::accumulate(a, r[i], first + i);
     } else if (a.index < 0 || (Max ? e > a.value : e < a.value)) {
       std::int64_t i = j;
       while (r[i] != e) ++i;
       a = {e, first + i};
     }
+    return true;
+  };
+  std::int64_t j = 0;
+  for (; j + kBlock <= n; j += kBlock) {
+    if (!block(j, std::integral_constant<std::int64_t, kBlock>())) return a;
+  }
+  // The row's last whole steps as one block more: one element at a time,
+  // the 61 after the 15 blocks of a row of 1021 floats took a fifth of its
+  // time. Not 64-bit integers, which x86-64's baseline (SSE2) compares a
+  // lane at a time: as a block, rows of 33 took 1.3 times as long
+  // (bench/RESULTS.md).
+  constexpr bool kLastBlock = !(std::is_integral_v<T> && sizeof(T) == 8);
+  if (const std::int64_t last = (n - j) / kStep * kStep; kLastBlock && last > 0) {
+    if (!block(j, last)) return a;
+    j += last;
   }
   for (; j < n; ++j) a = Term::accumulate(a, r[j], first + j);
   return a;

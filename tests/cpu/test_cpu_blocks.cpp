@@ -296,10 +296,11 @@ TEST_CASE("integer sums wrap and arg-reductions index across blocks", "[cpu-back
 
 TEST_CASE("arg-reductions over rows pick numpy's element around NaN, infinities and ties",
           "[cpu-backend][reduce]") {
-  // Rows of 1000: fifteen blocks of 64, which a row skips where they cannot
-  // hold a new best, and a tail of 40.
+  // Rows of 1003: fifteen blocks of 64, which a row skips where they cannot
+  // hold a new best, a last block of the 40 whole steps of two vectors after
+  // them, and 3 elements after that.
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
-  const std::int64_t rows = 9, cols = 1000;
+  const std::int64_t rows = 10, cols = 1003;
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
   std::mt19937 gen(41);
   std::uniform_int_distribution<int> pick(-1000, 1000);
@@ -315,12 +316,14 @@ TEST_CASE("arg-reductions over rows pick numpy's element around NaN, infinities 
   at(3, 770) = 500;
   at(3, 131) = -500;
   at(3, 771) = -500;
-  at(4, 990) = nan;  // in the tail
+  at(4, 990) = nan;  // in the last block
   at(5, 0) = nan;
   for (std::int64_t c = 0; c < cols; ++c) at(6, c) = 2;
-  at(7, 999) = 1000;  // the last element
-  at(8, 64) = 400;    // a block's first element, beaten later by one in the same block
+  at(7, 1002) = 1000;  // the last element
+  at(8, 64) = 400;     // a block's first element, beaten later by one in the same block
   at(8, 127) = 450;
+  at(9, 1001) = nan;  // after the last block
+  at(9, 1000) = 300;
   // numpy's rule: the first NaN, else the first extreme.
   auto want = [&](const V& x, bool max) {
     std::vector<std::int64_t> w;
