@@ -9,31 +9,12 @@
 //       -L build/release -lnumfuse -Wl,-rpath,$PWD/build/release
 //   NF_DEVICE=cpu /tmp/arg_rows
 //   /usr/bin/python3 bench/probes/arg_rows_numpy.py
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <functional>
-#include <vector>
+#include <string>
 
 #include <numfuse/numfuse.hpp>
 
-namespace {
-
-double median_us(const std::function<void()>& f) {
-  f();
-  f();
-  std::vector<double> us;
-  for (int i = 0; i < 7; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(us.begin(), us.begin() + 3, us.end());
-  return us[3];
-}
-
-}  // namespace
+#include "host_timing.hpp"
 
 int main() {
   nf::set_default_device(nf::Device::cpu());
@@ -45,7 +26,8 @@ int main() {
       const nf::Array x = nf::astype(nf::randn({rows, width}) * 1000, t);
       for (bool max : {true, false}) {
         nf::Array y;
-        const double us = median_us([&] { y = max ? nf::argmax(x, 1) : nf::argmin(x, 1); });
+        const double us =
+            probe::median_wall_us([&] { y = max ? nf::argmax(x, 1) : nf::argmin(x, 1); }, 7, 2);
         std::printf("%s %s (%lld, %lld) %.1f\n", max ? "argmax" : "argmin",
                     std::string(nf::name(t)).c_str(), (long long)rows, (long long)width, us);
         std::fflush(stdout);

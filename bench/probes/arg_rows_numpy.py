@@ -5,21 +5,9 @@ lines: median wall clock of 7 calls after two warm-up calls.
 
     /usr/bin/python3 bench/probes/arg_rows_numpy.py
 """
-import statistics
-import time
-
 import numpy as np
 
-
-def median_us(f, runs=7):
-    f()
-    f()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+from inner_first_numpy import median_us
 
 
 def main():

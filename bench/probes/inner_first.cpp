@@ -32,11 +32,11 @@
 //   /tmp/inner_first < /tmp/cases.txt
 //   /tmp/inner_first --cpu < /tmp/cases.txt    (the CPU backend, wall clock; no share of copy)
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
+#include "host_timing.hpp"
 #include "sweep_rows.hpp"
 
 namespace {
@@ -52,17 +52,7 @@ void cut(const std::vector<int>& axes, int ndim, std::vector<int>& inner, std::v
 // Microseconds per call of f: CUDA events on a GPU; on the CPU backend the
 // median of 5 calls' wall clock, each call running its statement.
 double time_us(bool cpu, const std::function<void()>& f) {
-  if (!cpu) return bench::time_us(f);
-  f();
-  std::vector<double> us;
-  for (int i = 0; i < 5; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    us.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(us.begin(), us.begin() + 2, us.end());
-  return us[2];
+  return cpu ? probe::median_wall_us(f, 5, 1) : bench::time_us(f);
 }
 
 }  // namespace
