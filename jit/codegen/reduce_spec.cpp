@@ -143,13 +143,14 @@ bool pairs_together(const ReduceSpec& spec, const ReduceOperand& read) {
 }
 
 bool pairs_fit(const ReduceSpec& spec) {
-  if (!spec.columns || writes_elements(spec) || varying_reads(spec).empty()) return false;
+  if (!spec.columns || writes_elements(spec) || spec.reads.empty()) return false;
   for (const ReduceOperand& read : spec.reads) {
     if (read.along == Along::none || itemsize(read.dtype) != 2 || !pairs_together(spec, read)) {
       return false;
     }
   }
-  // Values that depend on a reduction, in the step's order (inputs first).
+  // One pass, as the model would plan it (ReduceModel::rounds, which needs
+  // the spec first): values that depend on a reduction, in the step's order.
   const Program& p = *spec.program;
   std::vector<bool> after_reduction(p.nodes.size(), false);
   const std::vector<int>& reads = spec.step->reads;

@@ -176,9 +176,10 @@ class SplitRows final : public StreamedRows {
   static void write_partials(const ReduceKernel& k, SourceWriter& w, int round) {
     for (const Term& t : k.model().terms()) {
       if (t.round != round) continue;
-      const std::string ws = "if (live && tr == 0) ws" + t.name.substr(1) + "[" + partial(k, "c");
-      w.line(ws + "] = " + t.name + ";");
-      if (const Term* next = k.twin(t)) w.line(ws + " + 1] = " + next->name + ";");
+      const std::string store =
+          "if (live && tr == 0) ws" + t.name.substr(1) + "[" + partial(k, "c");
+      w.line(store + "] = " + t.name + ";");
+      if (const Term* next = k.twin(t)) w.line(store + " + 1] = " + next->name + ";");
     }
   }
 
