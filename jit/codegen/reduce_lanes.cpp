@@ -248,12 +248,15 @@ class Columns final : public ReduceLanes {
   // the chunks of single outputs, half the blocks left the device's last
   // wave short or the device part empty: sums over (0, 1, 2) of (76, 76,
   // 76, 76) halves ran 1.09x their time, over (1, 2) of (132, 279, 138,
-  // 106) 1.06x (H200, bench/RESULTS.md).
+  // 106) 1.06x (H200, bench/RESULTS.md). Columns that single outputs leave
+  // whole stay whole: cut in two, a second kernel cost more than the blocks
+  // gained (sums over 0 of (152, 152, 152, 152) halves 1.37x).
   std::int64_t split_chunks(const ReduceSpec& spec, std::int64_t blocks,
                             const ReduceLimits& limits) const override {
     const std::int64_t groups = groups_of(spec), share = std::int64_t(spec.tr) * kMinColumnShare;
-    if (spec.pairs) return std::min(2 * single_chunks(spec, 2 * blocks, limits), groups / share);
-    return single_chunks(spec, blocks, limits);
+    if (!spec.pairs) return single_chunks(spec, blocks, limits);
+    const std::int64_t single = single_chunks(spec, 2 * blocks, limits);
+    return single < 2 ? 1 : std::min(2 * single, groups / share);
   }
   // Columns keep their bounds tests, as they always have: skipping them
   // would change the source of every held column kernel.
