@@ -257,6 +257,83 @@ TEST_CASE("layer norm over rows shorter and longer than a block equals plain loo
   }
 }
 
+TEST_CASE("column reductions over runs cut, whole and several a block equal float64 loops",
+          "[cpu-backend][blocks]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // Reductions that keep the innermost axis take blocks of runs of the kept
+  // axes inside the innermost reduced one (run_reduction): (9, 40009) over
+  // 0, runs of 40009 cut in three, four reduced elements a block, partials
+  // combined; (3, 40009) over 0, its three elements whole a block; (43, 37,
+  // 127) over 1, several runs of 127 a block; (5, 61, 37, 127) over (1, 2),
+  // one run and 129 reduced elements a block. Random values in [-1, 1).
+  struct Case {
+    nf::Shape shape;
+    std::vector<int> axes;
+  };
+  const std::vector<Case> cases = {
+      {{9, 40009}, {0}}, {{3, 40009}, {0}}, {{43, 37, 127}, {1}}, {{5, 61, 37, 127}, {1, 2}}};
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (const Case& c : cases) {
+    const std::int64_t n = nf::numel(c.shape);
+    V v(static_cast<std::size_t>(n));
+    for (double& x : v) x = dist(gen);
+    // The output element that input element i reduces into, and the count.
+    nf::Shape out = c.shape;
+    for (int a : c.axes) out[a] = 1;
+    const int nd = int(c.shape.size());
+    const auto output_of = [&](std::int64_t i) {
+      std::int64_t k = 0, stride = 1;
+      for (int d = nd - 1; d >= 0; --d) {
+        const std::int64_t idx = i % c.shape[d];
+        i /= c.shape[d];
+        if (out[d] != 1) k += idx * stride;
+        stride *= out[d];
+      }
+      return k;
+    };
+    const std::int64_t m = nf::numel(out), count = n / m;
+    for (nf::DType t : {nf::f32, nf::f64, nf::f16, nf::i32}) {
+      INFO(nf::to_string(c.shape) << " " << nf::name(t));
+      // i32 takes the values times 1000, rounded; the reference reads the
+      // values as stored.
+      const Array x = nf::astype(nf::array(v, c.shape) * (t == nf::i32 ? 1000.0 : 1.0), t);
+      const V xv = x.to_vector<double>();
+      V sum(m, 0), mag(m, 0), sq(m, 0);
+      for (std::int64_t i = 0; i < n; ++i) {
+        sum[output_of(i)] += xv[i];
+        mag[output_of(i)] += std::fabs(xv[i]);
+      }
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double d = xv[i] - sum[output_of(i)] / double(count);
+        sq[output_of(i)] += d * d;
+      }
+      // Sums in f32 (f16 computes in f32) err by ~count * 2^-24 of the sum
+      // of magnitudes; f16 results round to 2^-11 of themselves; i32 sums
+      // are exact, and their means and variances are taken in f64.
+      const double eps = t == nf::f64 || t == nf::i32 ? 1e-13 : 1e-6 * double(count) / 64 + 1e-6;
+      const double rounding = t == nf::f16 ? 1e-3 : 0;
+      const V gs = Array(nf::sum(x, c.axes)).to_vector<double>();
+      const V gv = Array(nf::var(x, c.axes)).to_vector<double>();
+      const V gc = Array(x - nf::mean(x, c.axes)).to_vector<double>();
+      std::size_t wrong = 0;
+      for (std::int64_t k = 0; k < m; ++k) {
+        wrong += std::fabs(gs[k] - sum[k]) > eps * mag[k] + rounding * std::fabs(sum[k]);
+        const double var = sq[k] / double(count);
+        wrong += std::fabs(gv[k] - var) > (eps + rounding) * (var + 1e-300) * 4 + eps;
+      }
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t k = output_of(i);
+        const double want = xv[i] - sum[k] / double(count);
+        const double mean_error = eps * mag[k] / double(count);
+        wrong += std::fabs(gc[i] - want) >
+                 mean_error + (eps + rounding) * std::fabs(xv[i]) + rounding * std::fabs(want);
+      }
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("random ops in blocks draw the numbers of their linear index", "[cpu-backend][blocks]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   const nf::Shape shape{3, 40001};
