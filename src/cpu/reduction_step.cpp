@@ -34,9 +34,9 @@ constexpr std::int64_t kMinTasks = 64;
 // time on the 2-core EPYC development machine, and tiles of 1024 outputs
 // across kept axes (43 outputs of 127 in sum over (1, 2) of (43, 61, 37,
 // 127)) read runs of 8 KB 1 MiB apart; runs of 16384 and one run of the
-// kept axes a block took them 0.5-0.8 of that time (bench/probes/
-// column_tiles.cpp), and the sums over axis 1 and (0, 1), whose runs are
-// whole already, as long as before.
+// kept axes a block took them 0.35-0.78 of that time (bench/probes/
+// column_tiles.cpp, bench/RESULTS.md), and the sums over axis 1 and (0, 1),
+// whose runs are whole already, as long as before.
 constexpr std::int64_t kColumnRun = 16384;
 // The fewest reduced elements a block of a long run takes (a block is then
 // up to this many times kBlockElements): a block of 16384 outputs by one
