@@ -6,22 +6,11 @@ calls. sum of i32 gives i64, as numfuse's does.
 
     /usr/bin/python3 bench/probes/column_tiles_numpy.py [FILTER]
 """
-import statistics
 import sys
-import time
 
 import numpy as np
 
-
-def median_us(f, runs=9):
-    f()
-    f()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e6
+from inner_first_numpy import median_us
 
 
 def rows():
@@ -56,7 +45,7 @@ def main():
             f = lambda: x - np.mean(x, axis=axes, keepdims=True)
         else:
             f = lambda: np.var(x, axis=axes)
-        print(f"{name} {median_us(f):.1f}", flush=True)
+        print(f"{name} {median_us(f, runs=9):.1f}", flush=True)
 
 
 if __name__ == "__main__":
