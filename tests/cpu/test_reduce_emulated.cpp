@@ -687,7 +687,9 @@ TEST_CASE("emulated: columns read again from shared memory", "[emulated][cpu-bac
   };
   for (const auto& [a, how, cluster] : narrow) {
     INFO(nf::to_string(a.shape()) << " " << nf::name(a.dtype()) << " at " << a.offset());
-    const double rel = nf::itemsize(a.dtype()) == 1 ? 1e-5 : 2e-3;
+    // bf16's ulp is 2^-7 of its value's power of two: a result near a
+    // rounding boundary rounds either way from means summed in another order.
+    const double rel = nf::itemsize(a.dtype()) == 1 ? 1e-5 : a.dtype() == nf::bf16 ? 8e-3 : 2e-3;
     Walk walk;
     check_close(emulate({a - nf::mean(a, 0)}, {}, limits, &walk)[0], nf::Array(a - nf::mean(a, 0)),
                 rel);
