@@ -78,9 +78,11 @@ Value load(const Array& a) {
       C* dst = out.data<C>();
       for_each_row<1>(a.shape(), {&a.strides()},
                       [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                        for (std::int64_t i = 0; i < n; ++i) {
-                          dst[first + i] = nf_convert<C>(Fmt::load(src[off[0] + i * step[0]]));
-                        }
+                        const S* row = src + off[0];
+                        C* out_row = dst + first;
+                        along_row(n, step[0], [&](std::int64_t i, std::int64_t at) {
+                          out_row[i] = nf_convert<C>(Fmt::load(row[at]));
+                        });
                       });
     });
   });
@@ -103,10 +105,12 @@ void store(const Value& v, const Array& dst) {
       const C* src = v.data<C>();
       for_each_row<2>(dst.shape(), {&dst.strides(), &v.strides},
                       [&](std::int64_t, const auto& off, const auto& step, std::int64_t n) {
-                        for (std::int64_t i = 0; i < n; ++i) {
-                          out[off[0] + i * step[0]] =
-                              Fmt::save(nf_convert<N>(src[off[1] + i * step[1]]));
-                        }
+                        S* out_row = out + off[0];
+                        const C* row = src + off[1];
+                        along_row(n, step[0], step[1],
+                                  [&](std::int64_t, std::int64_t to, std::int64_t from) {
+                                    out_row[to] = Fmt::save(nf_convert<N>(row[from]));
+                                  });
                       });
     });
   });
@@ -125,12 +129,14 @@ Value cast(const Value& v, DType to) {
         To* dst = out.data<To>();
         for_each_row<1>(v.shape, {&v.strides},
                         [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                          for (std::int64_t i = 0; i < n; ++i) {
+                          const From* row = src + off[0];
+                          To* out_row = dst + first;
+                          along_row(n, step[0], [&](std::int64_t i, std::int64_t at) {
                             // Round through the stored dtype: astype(f16) loses
                             // what f16 cannot hold even though f16 computes in f32.
-                            const N stored = nf_convert<N>(src[off[0] + i * step[0]]);
-                            dst[first + i] = nf_convert<To>(Fmt::load(Fmt::save(stored)));
-                          }
+                            const N stored = nf_convert<N>(row[at]);
+                            out_row[i] = nf_convert<To>(Fmt::load(Fmt::save(stored)));
+                          });
                         });
       });
     });

@@ -76,4 +76,26 @@ void for_each_row(const Shape& shape, const std::array<const Strides*, K>& strid
   }
 }
 
+// Calls f(i, at) for i in 0 .. n-1, with at = i * step: contiguous rows get
+// a loop of their own, with the step known to be 1, which the compiler
+// vectorises (a loop of unknown step it leaves scalar).
+template <class F>
+void along_row(std::int64_t n, std::int64_t step, F&& f) {
+  if (step == 1) {
+    for (std::int64_t i = 0; i < n; ++i) f(i, i);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) f(i, i * step);
+  }
+}
+
+// The same over two operands, at0 = i * step0 and at1 = i * step1.
+template <class F>
+void along_row(std::int64_t n, std::int64_t step0, std::int64_t step1, F&& f) {
+  if (step0 == 1 && step1 == 1) {
+    for (std::int64_t i = 0; i < n; ++i) f(i, i, i);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) f(i, i * step0, i * step1);
+  }
+}
+
 }  // namespace nf::cpu
