@@ -14,6 +14,16 @@
 namespace nf::cpu {
 namespace {
 
+// Calls f(std::integral_constant<std::size_t, mask>) for the run-time
+// `mask` (below 2^K): one instantiation of f per mask.
+template <std::size_t K, std::size_t M = 0, class F>
+void with_mask(std::size_t mask, F&& f) {
+  if constexpr (M + 1 < (std::size_t(1) << K)) {
+    if (mask != M) return with_mask<K, M + 1>(mask, f);
+  }
+  f(std::integral_constant<std::size_t, M>{});
+}
+
 template <class R, class... A, class F, std::size_t... I>
 void loop(Value& out, const std::vector<Value>& ins, F f, std::index_sequence<I...>) {
   constexpr std::size_t K = sizeof...(A);
@@ -23,16 +33,20 @@ void loop(Value& out, const std::vector<Value>& ins, F f, std::index_sequence<I.
   R* o = out.data<R>();
   for_each_row<K>(out.shape, sp,
                   [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                    // Rows of contiguous operands and operands constant
-                    // along the row (a row's mean) vectorise.
-                    if (((step[I] == 1) && ...)) {
-                      for (std::int64_t i = 0; i < n; ++i) {
-                        o[first + i] = f(std::get<I>(p)[off[I] + i]...);
-                      }
-                    } else if (((step[I] <= 1 && step[I] >= 0) && ...)) {
-                      for (std::int64_t i = 0; i < n; ++i) {
-                        o[first + i] = f(std::get<I>(p)[off[I] + (step[I] ? i : 0)]...);
-                      }
+                    // Rows whose operands are each contiguous or constant
+                    // along the row (a scalar, a row's mean) vectorise: a
+                    // loop for each such mix, in which the compiler knows
+                    // which operands step (M's bits). Told at run time, it
+                    // left the loop scalar: 8 instructions an element for
+                    // x * 0.5f in f32 (callgrind, 2026-11-29).
+                    if (((step[I] == 0 || step[I] == 1) && ...)) {
+                      const std::size_t mask = ((std::size_t(step[I] == 1) << I) | ...);
+                      with_mask<K>(mask, [&](auto m) {
+                        constexpr std::size_t M = decltype(m)::value;
+                        for (std::int64_t i = 0; i < n; ++i) {
+                          o[first + i] = f(std::get<I>(p)[off[I] + ((M >> I) & 1 ? i : 0)]...);
+                        }
+                      });
                     } else {
                       for (std::int64_t i = 0; i < n; ++i) {
                         o[first + i] = f(std::get<I>(p)[off[I] + i * step[I]]...);

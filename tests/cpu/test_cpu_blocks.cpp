@@ -64,6 +64,15 @@ Array random_ints(const nf::Shape& shape, unsigned seed, nf::DType t = nf::f64) 
   return nf::array(v, shape).astype(t);
 }
 
+// Integers in [0, 100] of dtype t: every dtype holds them and their sums.
+Array small_ints(const nf::Shape& shape, unsigned seed, nf::DType t) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(0, 100);
+  V v(std::size_t(nf::numel(shape)));
+  for (double& x : v) x = dist(gen);
+  return nf::array(v, shape).astype(t);
+}
+
 // Element `i` (C order in `out`) of an array of shape `in` broadcast to `out`.
 std::int64_t broadcast_index(const nf::Shape& in, const nf::Shape& out, std::int64_t i) {
   std::int64_t at = 0, stride = 1;
@@ -138,6 +147,44 @@ TEST_CASE("blocks give the whole-array values of broadcasts of every pattern",
         wrong += got[i] != want;
       }
       CHECK(wrong == 0);
+    }
+  }
+}
+
+// Each operand of a row is contiguous along it or one value for the whole
+// row (a column, a scalar): every mix of those runs its own loop.
+TEST_CASE("where and binary ops take operands contiguous or constant along rows in every mix",
+          "[cpu-backend][blocks]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  const nf::Shape full{7, 1001};
+  const std::vector<nf::Shape> forms = {full, {7, 1}, {1, 1}, {1001}};
+  for (nf::DType t : {nf::f64, nf::f32, nf::f16, nf::i32, nf::u8}) {
+    for (std::size_t fc = 0; fc < forms.size(); ++fc) {
+      const Array cond = random_ints(forms[fc], 11) > 0.0;
+      const V cv = cond.to_vector<double>();
+      for (std::size_t fa = 0; fa < forms.size(); ++fa) {
+        const Array a = small_ints(forms[fa], 12, t);
+        const V av = a.to_vector<double>();
+        for (std::size_t fb = 0; fb < forms.size(); ++fb) {
+          INFO(nf::name(t) << ": cond " << nf::to_string(forms[fc]) << ", a "
+                           << nf::to_string(forms[fa]) << ", b " << nf::to_string(forms[fb]));
+          const Array b = small_ints(forms[fb], 13, t);
+          const V bv = b.to_vector<double>();
+          const Array choice = nf::where(cond, a, b);
+          const V picked = choice.to_vector<double>();
+          const Array sum = a + b;
+          const V added = sum.to_vector<double>();
+          std::size_t wrong = 0;
+          for (std::int64_t i = 0; i < nf::numel(full); ++i) {
+            const double x = av[broadcast_index(forms[fa], full, i)];
+            const double y = bv[broadcast_index(forms[fb], full, i)];
+            const bool c = cv[broadcast_index(forms[fc], full, i)] != 0;
+            wrong += picked[broadcast_index(choice.shape(), full, i)] != (c ? x : y);
+            wrong += added[broadcast_index(sum.shape(), full, i)] != x + y;
+          }
+          CHECK(wrong == 0);
+        }
+      }
     }
   }
 }
