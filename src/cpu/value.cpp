@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/shape_util.hpp"
+#include "cpu/scratch.hpp"
 
 namespace nf::cpu {
 
@@ -22,7 +23,7 @@ Value make_value(DType ctype, const Shape& shape) {
   v.ctype = ctype;
   v.shape = shape;
   v.strides = contiguous_strides(shape);
-  v.storage = allocate_host(static_cast<std::size_t>(numel(shape)) * itemsize(ctype));
+  v.storage = scratch_storage(static_cast<std::size_t>(numel(shape)) * itemsize(ctype));
   return v;
 }
 
