@@ -1,5 +1,6 @@
 #include "cpu/thread_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -53,15 +54,28 @@ class Pool {
   }
 
  private:
+  // Items are taken in runs of consecutive ones, each a share of what is
+  // left (guided scheduling), so that a thread's blocks of an array lie
+  // together and it reads and writes memory as long streams, while the
+  // last runs, of one item, even out the threads' ends. Items taken one at
+  // a time, interleaved across two threads, streamed y = x * s over 64 MiB
+  // 1.4x slower than runs (development machine, 2 CPUs, 2026-11-29).
   void take_items() {
     in_parallel = true;
-    for (std::int64_t i; !failed_ && (i = next_++) < count_;) {
-      try {
-        (*fn_)(i);
-      } catch (...) {
-        std::lock_guard lock(m_);
-        if (!error_) error_ = std::current_exception();
-        failed_ = true;
+    const std::int64_t shares = 2 * std::int64_t(workers_.size() + 1);
+    for (std::int64_t i = next_.load(), take = 0; !failed_; i = next_.load()) {
+      do {
+        take = std::max<std::int64_t>(1, (count_ - i) / shares);
+      } while (i < count_ && !next_.compare_exchange_weak(i, i + take));
+      if (i >= count_) break;
+      for (const std::int64_t end = i + take; i < end && !failed_; ++i) {
+        try {
+          (*fn_)(i);
+        } catch (...) {
+          std::lock_guard lock(m_);
+          if (!error_) error_ = std::current_exception();
+          failed_ = true;
+        }
       }
     }
     in_parallel = false;
