@@ -1,0 +1,195 @@
+// Probe: x - mean(x, (k, 3)) of a rank-4 array, whose outputs' elements lie
+// in runs of the last axis, one run a step of axis k (0 or 1). torch.compile
+// runs it as one Triton kernel that beats numfuse's three kernels, and
+// numfuse's own one-kernel walks of the same shape are slower than both
+// (bench/RESULTS.md, "Reductions broadcast back over runs against
+// torch.compile", 2026-11-29). Each variant here is one kernel, a block of
+// 512 threads an output, moving from Triton's kernel to numfuse's held rows a
+// step at a time, so that the step that costs shows:
+//
+//   loop      Triton's: chunks of 2048 elements, four consecutive a thread,
+//             read once to sum and again (from L2) to store x - mean
+//   loop-hint the same, the first read kept in L2 (evict_last), the second
+//             let go first (evict_first), as Triton's loads ask
+//   held-4    every element read once into registers, four consecutive a
+//             thread a chunk (Triton's order), then stored from them
+//   held-1    the same, a thread's elements 512 apart (numfuse's held rows)
+//
+// Each result is checked against a host reference in double. CUDA-event
+// time per call, and its share of a copy of the array (one read and one
+// write, the bound of a slice that fits on chip).
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/runs_back bench/probes/runs_back.cu && /tmp/runs_back
+#include <cstdint>
+#include <string>
+
+#include "probe_util.cuh"
+
+namespace {
+
+constexpr int kThreads = 512;
+constexpr int kChunk = 4 * kThreads;  // elements a block takes a step in the loops
+constexpr int kMostHeld = 16;         // held elements a thread, at most (n <= 8192)
+
+// Where output o's element r lies: outputs (p, c) and elements (q, d), with
+// p and q the two outer axes in the order the reduction leaves them.
+struct Runs {
+  std::int64_t kept_outer, kept_inner;  // strides of p and c
+  std::int64_t red_outer;               // stride of q (d's is 1)
+  int C, D;                             // lengths of c and d
+  int n;                                // elements an output: length of q times D
+
+  __device__ std::int64_t base(int o) const {
+    return (o / C) * kept_outer + std::int64_t(o % C) * kept_inner;
+  }
+  __device__ std::int64_t at(int r) const { return (r / D) * red_outer + r % D; }
+};
+
+__device__ __forceinline__ float load_evict_last(const __half* p) {
+  unsigned short v;
+  asm volatile(
+      "{\n.reg .b64 pol;\ncreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+      "ld.global.L2::cache_hint.u16 %0, [%1], pol;\n}\n"
+      : "=h"(v)
+      : "l"(p));
+  return __half2float(__ushort_as_half(v));
+}
+__device__ __forceinline__ float load_evict_first(const __half* p) {
+  unsigned short v;
+  asm volatile("ld.global.L1::evict_first.u16 %0, [%1];\n" : "=h"(v) : "l"(p));
+  return __half2float(__ushort_as_half(v));
+}
+__device__ __forceinline__ float load_evict_last(const float* p) {
+  float v;
+  asm volatile(
+      "{\n.reg .b64 pol;\ncreatepolicy.fractional.L2::evict_last.b64 pol, 1.0;\n"
+      "ld.global.L2::cache_hint.f32 %0, [%1], pol;\n}\n"
+      : "=f"(v)
+      : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float load_evict_first(const float* p) {
+  float v;
+  asm volatile("ld.global.L1::evict_first.f32 %0, [%1];\n" : "=f"(v) : "l"(p));
+  return v;
+}
+
+// The block's sum, in every thread.
+__device__ __forceinline__ float block_sum(float v) {
+  __shared__ float partial[kThreads / 32];
+  for (int m = 16; m > 0; m /= 2) v += __shfl_xor_sync(0xffffffffu, v, m);
+  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = partial[threadIdx.x % (kThreads / 32)];  // lanes 16 to 31 take the same 16
+  for (int m = 8; m > 0; m /= 2) v += __shfl_xor_sync(0xffffffffu, v, m);
+  return v;
+}
+
+template <class T, bool Hint>
+__global__ void __launch_bounds__(kThreads)
+    loop(const T* __restrict__ x, T* __restrict__ y, Runs g) {
+  const std::int64_t b = g.base(blockIdx.x);
+  float s = 0.f;
+  for (int chunk = 0; chunk < g.n; chunk += kChunk) {
+    for (int j = 0; j < 4; ++j) {
+      const int r = chunk + 4 * threadIdx.x + j;
+      if (r < g.n) s += Hint ? load_evict_last(x + b + g.at(r)) : tof(x[b + g.at(r)]);
+    }
+  }
+  const float mean = block_sum(s) / g.n;
+  for (int chunk = 0; chunk < g.n; chunk += kChunk) {
+    for (int j = 0; j < 4; ++j) {
+      const int r = chunk + 4 * threadIdx.x + j;
+      if (r < g.n) {
+        const std::int64_t a = b + g.at(r);
+        y[a] = fromf<T>((Hint ? load_evict_first(x + a) : tof(x[a])) - mean);
+      }
+    }
+  }
+}
+
+// Element k of a thread's held ones: consecutive fours a chunk, or 512 apart.
+template <bool Fours>
+__device__ __forceinline__ int held_index(int k) {
+  return Fours ? (k / 4) * kChunk + 4 * threadIdx.x + k % 4 : k * kThreads + threadIdx.x;
+}
+
+template <class T, bool Fours>
+__global__ void __launch_bounds__(kThreads)
+    held(const T* __restrict__ x, T* __restrict__ y, Runs g) {
+  const std::int64_t b = g.base(blockIdx.x);
+  float v[kMostHeld];
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < kMostHeld; ++k) {
+    const int r = held_index<Fours>(k);
+    v[k] = r < g.n ? tof(x[b + g.at(r)]) : 0.f;
+    s += v[k];
+  }
+  const float mean = block_sum(s) / g.n;
+#pragma unroll
+  for (int k = 0; k < kMostHeld; ++k) {
+    const int r = held_index<Fours>(k);
+    if (r < g.n) y[b + g.at(r)] = fromf<T>(v[k] - mean);
+  }
+}
+
+template <class T>
+void run_case(int A, int B, int C, int D, int axis) {
+  const std::size_t n = std::size_t(A) * B * C * D, bytes = n * sizeof(T);
+  const std::vector<T> h = test_data<T>(n);
+  T *x, *y;
+  CK(cudaMalloc(&x, bytes));
+  CK(cudaMalloc(&y, bytes));
+  CK(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
+  const float copy_us = median_us([&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
+  const std::int64_t sa = std::int64_t(B) * C * D, sb = std::int64_t(C) * D;
+  // axis 1: outputs (a, c), elements (b, d); axis 0: outputs (b, c), elements (a, d).
+  Runs g{axis == 1 ? sa : sb, D, axis == 1 ? sb : sa, C, D, (axis == 1 ? B : A) * D};
+  const int outputs = (axis == 1 ? A : B) * C;
+  // The reference: each output's mean in double.
+  std::vector<double> mean(outputs, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = i / D % C, b = i / sb % B, a = i / sa;
+    mean[(axis == 1 ? a : b) * C + c] += double(float(h[i]));
+  }
+  for (double& m : mean) m /= g.n;
+  const char* type = sizeof(T) == 2 ? "f16" : "f32";
+  std::vector<T> got(n);
+  const auto report = [&](const char* name, auto launch) {
+    CK(cudaMemset(y, 0, bytes));
+    launch();
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(got.data(), y, bytes, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t c = i / D % C, b = i / sb % B, a = i / sa;
+      const double want = double(float(h[i])) - mean[(axis == 1 ? a : b) * C + c];
+      worst = std::max(worst, std::abs(double(float(got[i])) - want));
+    }
+    const float us = median_us(launch);
+    printf("(%d, %d, %d, %d) %s axes (%d, 3)  %-9s %8.1f us  %5.1f%% of copy  max error %.3g\n", A,
+           B, C, D, type, axis, name, us, 100 * copy_us / us, worst);
+  };
+  report("loop", [&] { loop<T, false><<<outputs, kThreads>>>(x, y, g); });
+  report("loop-hint", [&] { loop<T, true><<<outputs, kThreads>>>(x, y, g); });
+  if (g.n <= kMostHeld * kThreads) {
+    report("held-4", [&] { held<T, true><<<outputs, kThreads>>>(x, y, g); });
+    report("held-1", [&] { held<T, false><<<outputs, kThreads>>>(x, y, g); });
+  }
+  CK(cudaFree(x));
+  CK(cudaFree(y));
+}
+
+}  // namespace
+
+int main() {
+  for (int axis : {1, 0}) {
+    run_case<__half>(75, 75, 75, 75, axis);
+    run_case<__half>(76, 76, 76, 76, axis);
+    run_case<float>(63, 63, 63, 63, axis);
+  }
+  run_case<__half>(174, 91, 37, 57, 1);
+  run_case<__half>(1297, 16, 41, 39, 1);
+  run_case<float>(342, 7, 225, 33, 1);
+}
