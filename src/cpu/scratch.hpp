@@ -10,9 +10,10 @@
 
 namespace nf::cpu {
 
-// Host memory of at least `bytes`, 64-byte aligned, from the calling thread's
-// free buffers where one is large enough; it returns there when freed.
-// Larger requests than a block's values take are plain host allocations.
+// Host memory of at least `bytes` (rounded up to a power of two), 64-byte
+// aligned, from the calling thread's free buffers where one of that size is
+// there; when freed, it goes to the freeing thread's. Requests larger than a
+// block's values take are plain host allocations.
 std::shared_ptr<Storage> scratch_storage(std::size_t bytes);
 
 }  // namespace nf::cpu

@@ -57,9 +57,10 @@ class Pool {
   // Items are taken in runs of consecutive ones, each a share of what is
   // left (guided scheduling), so that a thread's blocks of an array lie
   // together and it reads and writes memory as long streams, while the
-  // last runs, of one item, even out the threads' ends. Items taken one at
-  // a time, interleaved across two threads, streamed y = x * s over 64 MiB
-  // 1.4x slower than runs (development machine, 2 CPUs, 2026-11-29).
+  // last runs, of one item, even out the threads' ends. A plain loop over
+  // 64 MiB took 1.4x as long with two threads' items interleaved as in two
+  // halves, and cpu_bench's streams 1.1-1.2x as long one item at a time as
+  // in runs (development machine, 2 CPUs, 2026-11-29).
   void take_items() {
     in_parallel = true;
     const std::int64_t shares = 2 * std::int64_t(workers_.size() + 1);
