@@ -59,7 +59,7 @@ class Pool {
   // together and it reads and writes memory as long streams, while the
   // last runs, of one item, even out the threads' ends. A plain loop over
   // 64 MiB took 1.4x as long with two threads' items interleaved as in two
-  // halves, and cpu_bench's streams 1.1-1.2x as long one item at a time as
+  // halves, and cpu_bench's streams 1.0-1.2x as long one item at a time as
   // in runs (development machine, 2 CPUs, 2026-11-29).
   void take_items() {
     in_parallel = true;
