@@ -40,8 +40,10 @@ Value contiguous(const Value& v) {
     T* dst = out.data<T>();
     for_each_row<1>(v.shape, {&v.strides},
                     [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                      for (std::int64_t i = 0; i < n; ++i)
-                        dst[first + i] = src[off[0] + i * step[0]];
+                      const T* row = src + off[0];
+                      T* out_row = dst + first;
+                      along_row(n, step[0],
+                                [&](std::int64_t i, std::int64_t at) { out_row[i] = row[at]; });
                     });
   });
   return out;
