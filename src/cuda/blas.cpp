@@ -301,6 +301,8 @@ std::shared_ptr<const GemmPlan> plan_gemm(int device, const Layout& a, const Lay
                                        sizeof align_out);
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
+  // cuBLASLt asks the current device, not the handle's, what it can run.
+  const DeviceGuard guard(device);
   const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(blas.handle, p->desc, p->first, p->second,
                                                           p->out, p->out, pref, 1, &found, &count);
   cublasLtMatmulPreferenceDestroy(pref);
@@ -320,6 +322,8 @@ void run_gemm(const GemmPlan& p, const void* a, const void* b, void* c, const vo
   const void* one = p.f64_scale ? static_cast<const void*>(&one64) : &one32;
   const void* zero = p.f64_scale ? static_cast<const void*>(&zero64) : &zero32;
   std::unique_lock<std::mutex> lock(p.run_mutex, std::defer_lock);
+  // cuBLASLt launches on the current device, whatever the stream's.
+  const DeviceGuard guard(p.device);
   if (p.bias) {
     lock.lock();
     const cublasStatus_t s = cublasLtMatmulDescSetAttribute(

@@ -342,6 +342,7 @@ std::shared_ptr<Storage> allocate_device(int device, std::size_t bytes) {
   // Not stream(): the memory is ready for launches the submitter has yet to
   // make, and waiting for them would take away their overlap.
   const cudaStream_t s = submission_stream(device);
+  const DeviceGuard guard(device);
   void* data = nullptr;
   cudaError_t e = cudaMallocFromPoolAsync(&data, block, pool(device), s);
   if (e == cudaErrorMemoryAllocation) {
@@ -374,13 +375,17 @@ MemoryStats memory_stats(int device) {
   return p.stats[device];
 }
 
+// Copies take the stream's device as the current one: the runtime refuses
+// a copy on the stream of another device (cudaErrorInvalidValue).
 void copy_host_to_device(void* dst, const void* src, std::size_t bytes, int device) {
   if (bytes == 0) return;
+  const DeviceGuard guard(device);
   NF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream(device)));
 }
 
 void copy_device_to_host(void* dst, const void* src, std::size_t bytes, int device) {
   if (bytes == 0) return;
+  const DeviceGuard guard(device);
   const cudaStream_t s = stream(device);
   NF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
   NF_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -388,6 +393,7 @@ void copy_device_to_host(void* dst, const void* src, std::size_t bytes, int devi
 
 void copy_device_to_device(void* dst, const void* src, std::size_t bytes, int device) {
   if (bytes == 0) return;
+  const DeviceGuard guard(device);
   NF_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream(device)));
 }
 

@@ -17,10 +17,12 @@ EventTimer::~EventTimer() {
 }
 
 void EventTimer::start() {
+  const DeviceGuard guard(device_);
   NF_CUDA_CHECK(cudaEventRecord(begin_, stream(device_)));
 }
 
 double EventTimer::stop() {
+  const DeviceGuard guard(device_);
   NF_CUDA_CHECK(cudaEventRecord(end_, stream(device_)));
   NF_CUDA_CHECK(cudaEventSynchronize(end_));
   float ms = 0;
