@@ -5,7 +5,8 @@
 # /usr/local/cuda or on PATH; Debian's own is too old.
 set -euo pipefail
 
-packages=(cmake make g++ catch2 libfmt-dev libopenblas0 libxxhash-dev zlib1g-dev python3)
+packages=(cmake make g++ catch2 libfmt-dev libopenblas0 libxxhash-dev zlib1g-dev python3
+          libopenmpi-dev openmpi-bin)
 
 missing=()
 for p in "${packages[@]}"; do

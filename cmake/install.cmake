@@ -4,6 +4,9 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS numfuse EXPORT numfuseTargets)
+if(TARGET numfuse_dist)
+  install(TARGETS numfuse_dist EXPORT numfuseTargets)
+endif()
 install(TARGETS numfuse_tool RUNTIME)
 install(DIRECTORY include/numfuse TYPE INCLUDE)
 

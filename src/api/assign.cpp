@@ -16,12 +16,6 @@
 namespace nf {
 namespace {
 
-// The device a statement runs on: its arrays', else the default.
-Device device_of(const Expr& e) {
-  const std::optional<Device>& d = e.node()->device;
-  return d ? *d : default_device();
-}
-
 // Whether `a = e` may write into a's buffer rather than a new one: nothing
 // but `a` holds the buffer (so nobody can tell, and `e` does not read it),
 // and it is exactly the buffer a new array of e's dtype and shape would get.

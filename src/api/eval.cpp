@@ -10,7 +10,7 @@ std::vector<Array> eval(const std::vector<Expr>& roots) {
   std::vector<Array> outputs;
   for (const Expr& e : roots) {
     nodes.push_back(e.node());
-    outputs.push_back(new_array(e.dtype(), e.shape(), e.node()->device.value_or(default_device())));
+    outputs.push_back(new_array(e.dtype(), e.shape(), device_of(e)));
   }
   execute(nodes, outputs);
   return outputs;

@@ -1,5 +1,6 @@
 #include "api/execute.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,11 @@ Expr within_depth_cap(Expr e) {
 
 Array new_array(DType dtype, const Shape& shape) {
   return new_array(dtype, shape, default_device());
+}
+
+Device device_of(const Expr& e) {
+  const std::optional<Device>& d = e.node()->device;
+  return d ? *d : default_device();
 }
 
 Array new_array(DType dtype, const Shape& shape, Device device) {

@@ -30,6 +30,9 @@ void execute(const NodePtr& root, const Array& output);
 // evaluated every few hundred iterations rather than growing without bound.
 Expr within_depth_cap(Expr e);
 
+// The device a statement of `e` runs on: its arrays', else the default.
+Device device_of(const Expr& e);
+
 // A new contiguous array, on the default device unless one is given.
 Array new_array(DType dtype, const Shape& shape);
 Array new_array(DType dtype, const Shape& shape, Device device);

@@ -46,6 +46,11 @@ bool accepts_device(std::string_view value) {
   return value.starts_with("cuda:") && all_digits(index) && index.size() <= 9;
 }
 
+// Whole seconds, 1 to 9 digits: no wait is shorter than a second.
+bool accepts_seconds(std::string_view value) {
+  return all_digits(value) && value.size() <= 9 && value.find_first_not_of('0') != value.npos;
+}
+
 bool accepts_arch(std::string_view value) {
   return is_device_arch_name(value);
 }
@@ -70,7 +75,7 @@ bool accepts_reduce_limits(std::string_view value) {
 constexpr const char* kSwitch = "on or off (also 1/0, true/false, yes/no, in any case)";
 constexpr const char* kPath = "a path";
 
-constexpr std::array<Variable, 9> kVariables = {{
+constexpr std::array<Variable, 10> kVariables = {{
     {Var::device, "NF_DEVICE", "cpu, cuda or cuda:N", "cuda:0 where there is a GPU, else cpu",
      "the device new arrays live on", accepts_device},
     {Var::target_arch, "NF_TARGET_ARCH", "sm_ and its number, such as sm_90 or sm_90a", "sm_90",
@@ -94,6 +99,9 @@ constexpr std::array<Variable, 9> kVariables = {{
     {Var::launch_thread, "NF_LAUNCH_THREAD", kSwitch, "on",
      "off makes each statement's thread launch its kernels itself, not a thread of numfuse's",
      accepts_switch},
+    {Var::dist_timeout, "NF_DIST_TIMEOUT", "whole seconds, at least 1", "300",
+     "how long a rank of nf::dist waits for the others at a collective before it ends the job",
+     accepts_seconds},
 }};
 
 }  // namespace

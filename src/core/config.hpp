@@ -30,6 +30,7 @@ enum class Var {
   dump_kernels,
   reduce_limits,
   launch_thread,
+  dist_timeout,
 };
 
 struct Variable {

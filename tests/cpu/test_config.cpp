@@ -59,7 +59,7 @@ TEST_CASE("the configuration table lists every NF_ variable once", "[host][confi
   }
   CHECK(names == std::set<std::string>{"NF_DEVICE", "NF_TARGET_ARCH", "NF_FUSION", "NF_CACHE",
                                        "NF_CACHE_DIR", "NF_KERNEL_MANIFEST", "NF_DUMP_KERNELS",
-                                       "NF_REDUCE_LIMITS", "NF_LAUNCH_THREAD"});
+                                       "NF_REDUCE_LIMITS", "NF_LAUNCH_THREAD", "NF_DIST_TIMEOUT"});
 }
 
 TEST_CASE("a value a variable does not allow names the variable, the value and the allowed",
@@ -83,6 +83,9 @@ TEST_CASE("a value a variable does not allow names the variable, the value and t
       {Var::reduce_limits, "NF_REDUCE_LIMITS", "speed=11", "name=count"},
       {Var::reduce_limits, "NF_REDUCE_LIMITS", "max_held=-1", "name=count"},
       {Var::launch_thread, "NF_LAUNCH_THREAD", "sometimes", "on or off"},
+      {Var::dist_timeout, "NF_DIST_TIMEOUT", "0", "whole seconds"},
+      {Var::dist_timeout, "NF_DIST_TIMEOUT", "2.5", "whole seconds"},
+      {Var::dist_timeout, "NF_DIST_TIMEOUT", "-1", "whole seconds"},
   };
   for (const auto& c : cases) {
     INFO(c.name << "=" << c.value);
@@ -101,6 +104,10 @@ TEST_CASE("allowed values are read as given; unset or empty is the default", "[h
   for (const char* device : {"cpu", "cuda", "cuda:0", "cuda:12"}) {
     const ScopedEnv env("NF_DEVICE", device);
     CHECK(nf::config::read(Var::device) == device);
+  }
+  for (const char* seconds : {"1", "30", "007"}) {
+    const ScopedEnv env("NF_DIST_TIMEOUT", seconds);
+    CHECK(nf::config::read(Var::dist_timeout) == seconds);
   }
   for (const char* arch : {"sm_80", "sm_90a", "sm_120"}) {
     const ScopedEnv env("NF_TARGET_ARCH", arch);

@@ -1,0 +1,50 @@
+// The distributed suite's main, run by mpirun: every rank runs every test
+// case, in the same order, so that their collectives meet. Exits 77 (ctest's
+// skip) on every rank where the device NF_DEVICE names is missing, or where
+// a machine runs more ranks than it has GPUs.
+#define CATCH_CONFIG_RUNNER
+#include <mpi.h>
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include <numfuse/dist.hpp>
+#include <numfuse/numfuse.hpp>
+
+#include "cuda/devices.hpp"
+
+namespace {
+
+int ranks_on_this_machine() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 0;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  MPI_Init(&argc, &argv);
+  const char* skip = nullptr;
+  try {
+    if (nf::default_device().kind == nf::Device::Kind::cuda &&
+        ranks_on_this_machine() > nf::cuda::device_count()) {
+      skip = "more ranks on this machine than GPUs";
+    }
+  } catch (const nf::CudaError& e) {
+    skip = e.what();
+  }
+  if (skip) {
+    std::printf("skipping: %s\n", skip);
+    MPI_Finalize();
+    return 77;
+  }
+  nf::dist::init();
+  const int failed = Catch::Session().run(argc, argv);
+  nf::dist::finalize();
+  MPI_Finalize();
+  return failed;
+}
