@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include <numfuse/dist.hpp>
 #include <numfuse/numfuse.hpp>
@@ -28,7 +29,7 @@ int ranks_on_this_machine() {
 
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
-  const char* skip = nullptr;
+  std::string skip;
   try {
     if (nf::default_device().kind == nf::Device::Kind::cuda &&
         ranks_on_this_machine() > nf::cuda::device_count()) {
@@ -37,8 +38,8 @@ int main(int argc, char* argv[]) {
   } catch (const nf::CudaError& e) {
     skip = e.what();
   }
-  if (skip) {
-    std::printf("skipping: %s\n", skip);
+  if (!skip.empty()) {
+    std::printf("skipping: %s\n", skip.c_str());
     MPI_Finalize();
     return 77;
   }
