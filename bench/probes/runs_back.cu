@@ -32,11 +32,15 @@ constexpr int kChunk = 4 * kThreads;  // elements a block takes a step in the lo
 constexpr int kMostHeld = 16;         // held elements a thread, at most (n <= 8192)
 
 // Where output o's element r lies: outputs (p, c) and elements (q, d), with
-// p and q the two outer axes in the order the reduction leaves them.
+// p and q the two outer axes in the order the reduction leaves them. C and D
+// are template arguments, so that the divisions below are by constants, as
+// in Triton's kernel (specialised to the shape) and numfuse's (which divide
+// by multiplying): a first run with them read at run time measured the
+// divisions more than the walks (bench/RESULTS.md, "The runs-back probe run").
+template <int C, int D>
 struct Runs {
   std::int64_t kept_outer, kept_inner;  // strides of p and c
   std::int64_t red_outer;               // stride of q (d's is 1)
-  int C, D;                             // lengths of c and d
   int n;                                // elements an output: length of q times D
 
   __device__ std::int64_t base(int o) const {
@@ -85,9 +89,8 @@ __device__ __forceinline__ float block_sum(float v) {
   return v;
 }
 
-template <class T, bool Hint>
-__global__ void __launch_bounds__(kThreads)
-    loop(const T* __restrict__ x, T* __restrict__ y, Runs g) {
+template <class T, bool Hint, class G>
+__global__ void __launch_bounds__(kThreads) loop(const T* __restrict__ x, T* __restrict__ y, G g) {
   const std::int64_t b = g.base(blockIdx.x);
   float s = 0.f;
   for (int chunk = 0; chunk < g.n; chunk += kChunk) {
@@ -114,9 +117,8 @@ __device__ __forceinline__ int held_index(int k) {
   return Fours ? (k / 4) * kChunk + 4 * threadIdx.x + k % 4 : k * kThreads + threadIdx.x;
 }
 
-template <class T, bool Fours>
-__global__ void __launch_bounds__(kThreads)
-    held(const T* __restrict__ x, T* __restrict__ y, Runs g) {
+template <class T, bool Fours, class G>
+__global__ void __launch_bounds__(kThreads) held(const T* __restrict__ x, T* __restrict__ y, G g) {
   const std::int64_t b = g.base(blockIdx.x);
   float v[kMostHeld];
   float s = 0.f;
@@ -134,8 +136,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <class T>
-void run_case(int A, int B, int C, int D, int axis) {
+template <class T, int C, int D>
+void run_case(int A, int B, int axis) {
   const std::size_t n = std::size_t(A) * B * C * D, bytes = n * sizeof(T);
   const std::vector<T> h = test_data<T>(n);
   T *x, *y;
@@ -145,7 +147,7 @@ void run_case(int A, int B, int C, int D, int axis) {
   const float copy_us = median_us([&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); });
   const std::int64_t sa = std::int64_t(B) * C * D, sb = std::int64_t(C) * D;
   // axis 1: outputs (a, c), elements (b, d); axis 0: outputs (b, c), elements (a, d).
-  Runs g{axis == 1 ? sa : sb, D, axis == 1 ? sb : sa, C, D, (axis == 1 ? B : A) * D};
+  const Runs<C, D> g{axis == 1 ? sa : sb, D, axis == 1 ? sb : sa, (axis == 1 ? B : A) * D};
   const int outputs = (axis == 1 ? A : B) * C;
   // The reference: each output's mean in double.
   std::vector<double> mean(outputs, 0.0);
@@ -171,11 +173,12 @@ void run_case(int A, int B, int C, int D, int axis) {
     printf("(%d, %d, %d, %d) %s axes (%d, 3)  %-9s %8.1f us  %5.1f%% of copy  max error %.3g\n", A,
            B, C, D, type, axis, name, us, 100 * copy_us / us, worst);
   };
-  report("loop", [&] { loop<T, false><<<outputs, kThreads>>>(x, y, g); });
-  report("loop-hint", [&] { loop<T, true><<<outputs, kThreads>>>(x, y, g); });
+  using G = Runs<C, D>;
+  report("loop", [&] { loop<T, false, G><<<outputs, kThreads>>>(x, y, g); });
+  report("loop-hint", [&] { loop<T, true, G><<<outputs, kThreads>>>(x, y, g); });
   if (g.n <= kMostHeld * kThreads) {
-    report("held-4", [&] { held<T, true><<<outputs, kThreads>>>(x, y, g); });
-    report("held-1", [&] { held<T, false><<<outputs, kThreads>>>(x, y, g); });
+    report("held-4", [&] { held<T, true, G><<<outputs, kThreads>>>(x, y, g); });
+    report("held-1", [&] { held<T, false, G><<<outputs, kThreads>>>(x, y, g); });
   }
   CK(cudaFree(x));
   CK(cudaFree(y));
@@ -185,11 +188,11 @@ void run_case(int A, int B, int C, int D, int axis) {
 
 int main() {
   for (int axis : {1, 0}) {
-    run_case<__half>(75, 75, 75, 75, axis);
-    run_case<__half>(76, 76, 76, 76, axis);
-    run_case<float>(63, 63, 63, 63, axis);
+    run_case<__half, 75, 75>(75, 75, axis);
+    run_case<__half, 76, 76>(76, 76, axis);
+    run_case<float, 63, 63>(63, 63, axis);
   }
-  run_case<__half>(174, 91, 37, 57, 1);
-  run_case<__half>(1297, 16, 41, 39, 1);
-  run_case<float>(342, 7, 225, 33, 1);
+  run_case<__half, 37, 57>(174, 91, 1);
+  run_case<__half, 41, 39>(1297, 16, 1);
+  run_case<float, 225, 33>(342, 7, 1);
 }
