@@ -87,6 +87,11 @@ void BlockEvaluator::compute(const std::vector<int>& nodes) {
   for (int i : nodes) values_[i] = evaluate(i);
 }
 
+void BlockEvaluator::write_into(int i, Value target) {
+  into_node_ = i;
+  into_ = std::move(target);
+}
+
 const Value& BlockEvaluator::value(int i) {
   Value& v = values_[i];
   if (!v.storage) {
@@ -115,7 +120,8 @@ Value BlockEvaluator::evaluate(int i) {
     case OpKind::elementwise: {
       std::vector<Value> args;
       for (int j : ins) args.push_back(value(j));
-      return elementwise(n.op, box_of(i).shape(), compute_type(n.dtype), args);
+      return elementwise(n.op, box_of(i).shape(), compute_type(n.dtype), args,
+                         i == into_node_ ? &into_ : nullptr);
     }
     case OpKind::reduction:
       return reduce(n.op, value(ins[0]), n.axes, n.ddof, compute_type(n.dtype));

@@ -38,6 +38,12 @@ class BlockEvaluator {
   // Computes `nodes` (program order) over the block. A reduction among them
   // must find the block covering its reduced axes whole.
   void compute(const std::vector<int>& nodes);
+  // Has compute() write elementwise node i's value straight into `target`
+  // (the block's part of the array a statement writes, holding i's compute
+  // type) rather than into a block buffer copied there after: the copy cost
+  // y = x * s as much again as the multiply. Only for the last node computed,
+  // so that nothing after it reads the target's old elements.
+  void write_into(int i, Value target);
   // Node i's value over the block: computed, or read from memory.
   const Value& value(int i);
   // The block as seen by node i, whose shape broadcasts to the domain.
@@ -50,6 +56,8 @@ class BlockEvaluator {
   const Memory& mem_;
   Box box_;
   std::vector<Value> values_;
+  int into_node_ = -1;
+  Value into_;
 };
 
 }  // namespace nf::cpu

@@ -29,30 +29,32 @@ void loop(Value& out, const std::vector<Value>& ins, F f, std::index_sequence<I.
   constexpr std::size_t K = sizeof...(A);
   std::array<Strides, K> bs{broadcast_strides(ins[I].shape, ins[I].strides, out.shape)...};
   std::tuple<const A*...> p{ins[I].template data<A>()...};
-  std::array<const Strides*, K> sp{&bs[I]...};
-  R* o = out.data<R>();
-  for_each_row<K>(out.shape, sp,
-                  [&](std::int64_t first, const auto& off, const auto& step, std::int64_t n) {
-                    // Rows whose operands are each contiguous or constant
-                    // along the row (a scalar, a row's mean) vectorise: a
-                    // loop for each such mix, in which the compiler knows
-                    // which operands step (M's bits). Told at run time, it
-                    // left the loop scalar: 8 instructions an element for
-                    // x * 0.5f in f32 (callgrind, 2026-11-29).
-                    if (((step[I] == 0 || step[I] == 1) && ...)) {
-                      const std::size_t mask = ((std::size_t(step[I] == 1) << I) | ...);
-                      with_mask<K>(mask, [&](auto m) {
-                        constexpr std::size_t M = decltype(m)::value;
-                        for (std::int64_t i = 0; i < n; ++i) {
-                          o[first + i] = f(std::get<I>(p)[off[I] + ((M >> I) & 1 ? i : 0)]...);
+  // The output is the last operand: a new value, or a view of the array the
+  // statement writes (BlockEvaluator::write_into), whose rows lie apart.
+  std::array<const Strides*, K + 1> sp{&bs[I]..., &out.strides};
+  R* const o = out.data<R>();
+  for_each_row<K + 1>(out.shape, sp,
+                      [&](std::int64_t, const auto& off, const auto& step, std::int64_t n) {
+                        R* const row = o + off[K];
+                        // Rows whose operands are each contiguous or constant along the row
+                        // (a scalar, a row's mean) vectorise: a loop for each such mix, in
+                        // which the compiler knows which operands step (M's bits). Told at
+                        // run time, it left the loop scalar: 8 instructions an element for
+                        // x * 0.5f in f32 (callgrind, 2026-11-29).
+                        if (step[K] == 1 && ((step[I] == 0 || step[I] == 1) && ...)) {
+                          const std::size_t mask = ((std::size_t(step[I] == 1) << I) | ...);
+                          with_mask<K>(mask, [&](auto m) {
+                            constexpr std::size_t M = decltype(m)::value;
+                            for (std::int64_t i = 0; i < n; ++i) {
+                              row[i] = f(std::get<I>(p)[off[I] + ((M >> I) & 1 ? i : 0)]...);
+                            }
+                          });
+                        } else {
+                          for (std::int64_t i = 0; i < n; ++i) {
+                            row[i * step[K]] = f(std::get<I>(p)[off[I] + i * step[I]]...);
+                          }
                         }
                       });
-                    } else {
-                      for (std::int64_t i = 0; i < n; ++i) {
-                        o[first + i] = f(std::get<I>(p)[off[I] + i * step[I]]...);
-                      }
-                    }
-                  });
 }
 
 // Runs f with operand types (A0, T, T...): A0 is b8 for where()'s condition.
@@ -84,8 +86,8 @@ void run_typed(const char* name, Value& out, const std::vector<Value>& ins, F f)
 
 template <std::size_t Arity, class F>
 Value run(const char* name, const Shape& shape, DType out_ctype, const std::vector<Value>& ins,
-          F f) {
-  Value out = make_value(out_ctype, shape);
+          const Value* into, F f) {
+  Value out = into ? *into : make_value(out_ctype, shape);
   visit_ctype(ins.back().ctype, [&](auto tag) {
     using T = decltype(tag);
     if (Arity == 3 && ins[0].ctype != ins.back().ctype) {
@@ -99,11 +101,12 @@ Value run(const char* name, const Shape& shape, DType out_ctype, const std::vect
 
 }  // namespace
 
-Value elementwise(OpId op, const Shape& shape, DType out_ctype, const std::vector<Value>& ins) {
+Value elementwise(OpId op, const Shape& shape, DType out_ctype, const std::vector<Value>& ins,
+                  const Value* into) {
   switch (op) {
-#define NF_ELEMENTWISE(name, arity, rule, accepts, fn) \
-  case OpId::name:                                     \
-    return run<arity>(#name, shape, out_ctype, ins,    \
+#define NF_ELEMENTWISE(name, arity, rule, accepts, fn)    \
+  case OpId::name:                                        \
+    return run<arity>(#name, shape, out_ctype, ins, into, \
                       [](auto... a) -> decltype(fn(a...)) { return fn(a...); });
 #include "graph/ops.def"
     default:

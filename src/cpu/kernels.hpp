@@ -12,8 +12,10 @@
 
 namespace nf::cpu {
 
-// An elementwise op of the op table over inputs broadcast to `shape`.
-Value elementwise(OpId op, const Shape& shape, DType out_ctype, const std::vector<Value>& ins);
+// An elementwise op of the op table over inputs broadcast to `shape`; into
+// `into` (of that shape and out_ctype) where given, else a new value.
+Value elementwise(OpId op, const Shape& shape, DType out_ctype, const std::vector<Value>& ins,
+                  const Value* into = nullptr);
 
 // A reduction, term by term (ops.def's passes): each term's accumulators,
 // one per output, are the monoids the kernels accumulate through

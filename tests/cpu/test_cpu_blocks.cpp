@@ -218,6 +218,55 @@ TEST_CASE("blocks read transposed and stepped views through their strides",
   CHECK(wrong == 0);
 }
 
+// A statement's last op writes its block straight into the target: into
+// views whose rows lie apart, whose elements step, that run backwards or
+// are transposed, and in place over an operand, each against plain loops;
+// and, where the dtype is not the one computed, through a block buffer.
+TEST_CASE("blocks write elementwise results into every kind of view of their target",
+          "[cpu-backend][blocks]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  const std::int64_t rows = 67, cols = 1031;
+  for (nf::DType t : {nf::f32, nf::f64, nf::i32, nf::f16}) {
+    INFO(nf::name(t));
+    const Array a = small_ints({rows, cols}, 21, t), c = small_ints({1, cols}, 22, t);
+    const V av = a.to_vector<double>(), cv = c.to_vector<double>();
+    const auto want = [&](std::int64_t i, std::int64_t j) { return av[i * cols + j] * 2 + cv[j]; };
+    std::size_t wrong = 0;
+    // Rows 3.. of a wider array, every other column, reversed rows.
+    Array wide = nf::zeros({rows + 3, 2 * cols}, t);
+    wide(nf::slice(3, nf::none), nf::slice(0, nf::none, 2)) = a * 2 + c;
+    const V wv = wide.to_vector<double>();
+    for (std::int64_t i = 0; i < rows + 3; ++i) {
+      for (std::int64_t j = 0; j < 2 * cols; ++j) {
+        const bool written = i >= 3 && j % 2 == 0;
+        wrong += wv[i * 2 * cols + j] != (written ? want(i - 3, j / 2) : 0);
+      }
+    }
+    Array back = nf::zeros({rows, cols}, t);
+    back(nf::slice(nf::none, nf::none, -1)) = a * 2 + c;
+    const V bv = back.to_vector<double>();
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j) wrong += bv[(rows - 1 - i) * cols + j] != want(i, j);
+    }
+    // Into a transposed view: its rows step by the target's row length.
+    Array tall = nf::zeros({cols, rows}, t);
+    tall.T() = a * 2 + c;
+    const V tv = tall.to_vector<double>();
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j) wrong += tv[j * rows + i] != want(i, j);
+    }
+    // In place, the operand read where it is written.
+    Array same = a.copy();
+    same *= 2;
+    same += c;
+    const V sv = same.to_vector<double>();
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j) wrong += sv[i * cols + j] != want(i, j);
+    }
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("block reductions over every axis set equal plain loops", "[cpu-backend][blocks]") {
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   // Odd sizes: reduced extents below a block, above it, and a full reduction
