@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "core/hash_mix.hpp"
 #include "dist/world.hpp"
 #include "numfuse/errors.hpp"
 
@@ -52,7 +53,7 @@ Said encode(const Call& c) {
     if (i < kDims) {
       s[kFirstDim + i] = c.shape[i];
     } else {
-      rest = (rest ^ static_cast<std::uint64_t>(c.shape[i])) * 0x100000001b3ull;
+      rest = hash_mix(rest, static_cast<std::uint64_t>(c.shape[i]));
     }
   }
   s[kFirstDim + kDims] = static_cast<std::int64_t>(rest);

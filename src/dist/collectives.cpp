@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/execute.hpp"
+#include "core/hash_mix.hpp"
 #include "core/storage.hpp"
 #include "cuda/devices.hpp"
 #include "dist/agreement.hpp"
@@ -28,6 +29,13 @@ Transport& transport(Device d) {
 
 void* data_of(const Array& a) {
   return static_cast<char*>(a.storage()->data) + a.offset() * itemsize(a.dtype());
+}
+
+// Every rank's `buffer` (contiguous, evaluated) combined in place by `op`.
+void combine(const Array& buffer, Op op) {
+  if (buffer.size() == 0) return;
+  transport(buffer.device())
+      .all_reduce(data_of(buffer), static_cast<std::size_t>(buffer.size()), buffer.dtype(), op);
 }
 
 std::size_t count_of(const Array& a) {
@@ -93,7 +101,7 @@ Array all_reduce(const Expr& x, Op op) {
   agree(call);
   op = checked_op(call);
   Array out(x);
-  if (out.size()) transport(out.device()).all_reduce(data_of(out), count_of(out), out.dtype(), op);
+  combine(out, op);
   return out;
 }
 
@@ -105,7 +113,7 @@ void all_reduce(const Expr& x, Op op, const Array& out) {
   if (fault) std::rethrow_exception(fault);
   op = checked_op(call);
   if (!is_array(x, out)) execute(x.node(), out);
-  if (out.size()) transport(out.device()).all_reduce(data_of(out), count_of(out), out.dtype(), op);
+  combine(out, op);
 }
 
 std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op) {
@@ -121,9 +129,8 @@ std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op) {
   std::vector<std::int64_t> offsets{0};
   for (const Expr& x : xs) {
     offsets.push_back(offsets.back() + x.size());
-    for (std::int64_t d : x.shape())
-      call.layout = (call.layout ^ std::uint64_t(d)) * 0x100000001b3ull;
-    call.layout = (call.layout ^ x.shape().size()) * 0x100000001b3ull;
+    call.layout = hash_mix(call.layout, x.shape().size());
+    for (std::int64_t d : x.shape()) call.layout = hash_mix(call.layout, std::uint64_t(d));
     if (!fault && (x.dtype() != call.dtype || device_of(x) != device_of(xs[0]))) {
       fault = std::make_exception_ptr(DTypeError(
           "nf::dist::all_reduce of a list: every array must have one dtype and device; the first "
@@ -146,8 +153,7 @@ std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op) {
     roots.push_back(xs[i].node());
   }
   execute(roots, out);
-  if (flat.size())
-    transport(flat.device()).all_reduce(data_of(flat), count_of(flat), flat.dtype(), op);
+  combine(flat, op);
   return out;
 }
 
