@@ -73,7 +73,8 @@ std::string describe(const Said& s) {
     c.shape.push_back(s[kFirstDim + i]);
   }
   std::string d = describe(c);
-  if (s[kNdim] > kDims) d.replace(d.find(')'), 1, ", ...)");
+  // The shape's is the last parenthesis: "all_reduce(sum) of (...) f32 on cpu".
+  if (s[kNdim] > kDims) d.replace(d.rfind(')'), 1, ", ...)");
   return d;
 }
 

@@ -44,6 +44,14 @@ TEST_CASE("ranks passing different shapes all throw ShapeError naming each rank'
   check_still_in_step();
 }
 
+TEST_CASE("shapes of more axes than a rank sends whole are named as far as sent") {
+  if (alone()) return;
+  const nf::Shape nine{1, 1, 1, 1, 1, 1, 1, 2, nf::dist::rank() == 1 ? 3 : 2};
+  const std::string m = message_of<nf::ShapeError>([&] { nf::dist::all_reduce(nf::ones(nine)); });
+  CHECK_THAT(m, Contains("all_reduce(sum) of (1, 1, 1, 1, 1, 1, 1, 2, ...) f32"));
+  check_still_in_step();
+}
+
 TEST_CASE("ranks passing different dtypes all throw DTypeError naming each rank's dtype") {
   if (alone()) return;
   const nf::Array x = nf::randn({5}, nf::dist::rank() == 0 ? nf::f16 : nf::f32);
