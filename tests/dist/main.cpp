@@ -43,6 +43,20 @@ int main(int argc, char* argv[]) {
     MPI_Finalize();
     return 77;
   }
+  // Misuse before any test: a collective's question before init() is a
+  // ValueError that says what to call.
+  try {
+    nf::dist::rank();
+    std::printf("FAILED: nf::dist::rank() before init() did not throw\n");
+    MPI_Finalize();
+    return 1;
+  } catch (const nf::ValueError& e) {
+    if (std::string(e.what()).find("nf::dist::init()") == std::string::npos) {
+      std::printf("FAILED: rank() before init() threw: %s\n", e.what());
+      MPI_Finalize();
+      return 1;
+    }
+  }
   nf::dist::init();
   const int failed = Catch::Session().run(argc, argv);
   nf::dist::finalize();
