@@ -14,6 +14,12 @@
 //   held-4    every element read once into registers, four consecutive a
 //             thread a chunk (Triton's order), then stored from them
 //   held-1    the same, a thread's elements 512 apart (numfuse's held rows)
+//   carry-4   loop's order, a thread's coordinates stepped with a carry
+//             rather than divided for each element
+//   carry-1   held-1's order, coordinates stepped with a carry
+//   lanes     a thread keeps one position d in the runs and steps through
+//             runs, 512 / D of them at a time: an element's address is one
+//             addition from the last (lanes past the last whole run idle)
 //
 // Each result is checked against a host reference in double. CUDA-event
 // time per call, and its share of a copy of the array (one read and one
@@ -47,6 +53,23 @@ struct Runs {
     return (o / C) * kept_outer + std::int64_t(o % C) * kept_inner;
   }
   __device__ std::int64_t at(int r) const { return (r / D) * red_outer + r % D; }
+};
+
+// Element r's address, stepped: r advances by a constant Step, so q and d
+// advance by Step / D and Step % D and d carries into q past D.
+template <int D, int Step>
+struct Stepper {
+  int d;
+  std::int64_t a;  // address of element r from the output's base
+  __device__ Stepper(int r, std::int64_t red_outer) : d(r % D), a((r / D) * red_outer + r % D) {}
+  __device__ void next(std::int64_t red_outer) {
+    d += Step % D;
+    a += (Step / D) * red_outer + Step % D;
+    if (d >= D) {
+      d -= D;
+      a += red_outer - D;
+    }
+  }
 };
 
 __device__ __forceinline__ float load_evict_last(const __half* p) {
@@ -136,6 +159,72 @@ __global__ void __launch_bounds__(kThreads) held(const T* __restrict__ x, T* __r
   }
 }
 
+// loop's order (four consecutive elements a thread a chunk), stepped within
+// a chunk's four.
+template <class T, int C, int D>
+__global__ void __launch_bounds__(kThreads)
+    carry4(const T* __restrict__ x, T* __restrict__ y, Runs<C, D> g) {
+  const std::int64_t b = g.base(blockIdx.x);
+  float s = 0.f;
+  for (int chunk = 4 * threadIdx.x; chunk < g.n; chunk += kChunk) {
+    Stepper<D, 1> e(chunk, g.red_outer);
+    for (int j = 0; j < 4; ++j, e.next(g.red_outer))
+      if (chunk + j < g.n) s += tof(x[b + e.a]);
+  }
+  const float mean = block_sum(s) / g.n;
+  for (int chunk = 4 * threadIdx.x; chunk < g.n; chunk += kChunk) {
+    Stepper<D, 1> e(chunk, g.red_outer);
+    for (int j = 0; j < 4; ++j, e.next(g.red_outer))
+      if (chunk + j < g.n) y[b + e.a] = fromf<T>(tof(x[b + e.a]) - mean);
+  }
+}
+
+// held-1's order, stepped.
+template <class T, int C, int D>
+__global__ void __launch_bounds__(kThreads)
+    carry1(const T* __restrict__ x, T* __restrict__ y, Runs<C, D> g) {
+  const std::int64_t b = g.base(blockIdx.x);
+  float v[kMostHeld];
+  float s = 0.f;
+  Stepper<D, kThreads> e(threadIdx.x, g.red_outer);
+  const Stepper<D, kThreads> first = e;
+#pragma unroll
+  for (int k = 0; k < kMostHeld; ++k, e.next(g.red_outer)) {
+    v[k] = int(threadIdx.x) + k * kThreads < g.n ? tof(x[b + e.a]) : 0.f;
+    s += v[k];
+  }
+  const float mean = block_sum(s) / g.n;
+  e = first;
+#pragma unroll
+  for (int k = 0; k < kMostHeld; ++k, e.next(g.red_outer))
+    if (int(threadIdx.x) + k * kThreads < g.n) y[b + e.a] = fromf<T>(v[k] - mean);
+}
+
+// A thread keeps position d of every run it reads; the block reads 512 / D
+// runs a step.
+template <class T, int C, int D>
+__global__ void __launch_bounds__(kThreads)
+    lanes(const T* __restrict__ x, T* __restrict__ y, Runs<C, D> g) {
+  constexpr int kRuns = kThreads / D;  // runs a step
+  const std::int64_t b = g.base(blockIdx.x);
+  const int runs = g.n / D, q0 = threadIdx.x / D, d = threadIdx.x % D;
+  const bool lane = q0 < kRuns;
+  const T* in = x + b + q0 * g.red_outer + d;
+  const std::int64_t step = kRuns * g.red_outer;
+  float v[kMostHeld];
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < kMostHeld; ++k) {
+    v[k] = lane && q0 + k * kRuns < runs ? tof(in[k * step]) : 0.f;
+    s += v[k];
+  }
+  const float mean = block_sum(s) / g.n;
+  T* out = y + b + q0 * g.red_outer + d;
+#pragma unroll
+  for (int k = 0; k < kMostHeld; ++k)
+    if (lane && q0 + k * kRuns < runs) out[k * step] = fromf<T>(v[k] - mean);
+}
+
 template <class T, int C, int D>
 void run_case(int A, int B, int axis) {
   const std::size_t n = std::size_t(A) * B * C * D, bytes = n * sizeof(T);
@@ -179,7 +268,11 @@ void run_case(int A, int B, int axis) {
   if (g.n <= kMostHeld * kThreads) {
     report("held-4", [&] { held<T, true, G><<<outputs, kThreads>>>(x, y, g); });
     report("held-1", [&] { held<T, false, G><<<outputs, kThreads>>>(x, y, g); });
+    report("carry-1", [&] { carry1<T, C, D><<<outputs, kThreads>>>(x, y, g); });
   }
+  report("carry-4", [&] { carry4<T, C, D><<<outputs, kThreads>>>(x, y, g); });
+  if (g.n / D <= kMostHeld * (kThreads / D))
+    report("lanes", [&] { lanes<T, C, D><<<outputs, kThreads>>>(x, y, g); });
   CK(cudaFree(x));
   CK(cudaFree(y));
 }
