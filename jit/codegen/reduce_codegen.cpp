@@ -76,10 +76,16 @@ std::string ReduceKernel::text(KernelParams& params) const {
                           " reduced dims; every run of the innermost starts on a\n"
                           "// vector, so the rows are read in vectors of " +
                           std::to_string(s.vec) + " elements.\n"
-                    : "// Rows lie over " + dims +
-                          " reduced dims, read an element at a time (each\n"
-                          "// element's address takes its coordinates); a thread aims for " +
-                          std::to_string(groups_in_flight(s)) + " in flight.\n");
+          : s.run_lanes
+              ? "// Rows lie over " + dims +
+                    " reduced dims, read an element at a time; their runs\n"
+                    "// along the innermost are short, so a thread keeps one place along\n"
+                    "// them (lane_d) and reads it in every runs_step-th run from lane_q:\n"
+                    "// no address takes a division, and a warp reads whole runs.\n"
+              : "// Rows lie over " + dims +
+                    " reduced dims, read an element at a time (each\n"
+                    "// element's address takes its coordinates); a thread aims for " +
+                    std::to_string(groups_in_flight(s)) + " in flight.\n");
   }
   if (s.shifted) {
     w.raw(
@@ -109,6 +115,8 @@ std::string ReduceKernel::text(KernelParams& params) const {
     const std::string last = std::to_string(s.reduced.size() - 1);
     w.line("const nf_idx groups = n / " + m_.run_length() + " * cov.d[" + last +
            "];  // the vectors covering every run");
+  } else if (s.run_lanes) {
+    m_.run_lanes(w, s.tr);
   } else {
     w.line(s.vec > 1 ? "const nf_idx groups = n / " + V + ";" : "const nf_idx groups = n;");
   }
@@ -288,9 +296,11 @@ void ReduceKernel::element_body(SourceWriter& w, const ElementPass& pass,
     w.open("for (int e = 0; e < " + V + "; ++e)");
     w.line("const nf_idx r = " + std::string(s.shifted ? "head + " : "") + "g * " + V + " + e;");
   } else {
-    w.line("const nf_idx r = g;");
+    m_.group_element(w, addressed);
   }
-  m_.element_values(w, pass.values, pass.stage, read_at, addressed);
+  // Elements read one at a time have their coordinates from group_element.
+  const bool coordinates = addressed && (s.covered || s.vec > 1);
+  m_.element_values(w, pass.values, pass.stage, read_at, coordinates);
   w.lines(pass.body);
   if (s.covered) w.close();
   if (s.vec > 1) w.close();

@@ -159,7 +159,8 @@ std::string ReduceModel::signature() const {
       (s_.cluster > 1 ? ";cluster" + std::to_string(s_.cluster) : "") +
       (s_.prefetch ? ";prefetch" : "") + (s_.shared ? ";shared" : "") + (s_.words ? ";words" : "") +
       (s_.staged ? ";staged" : "") + (s_.shifted ? ";shifted" : "") +
-      (s_.covered ? ";covered" : "") + (s_.pairs ? ";pairs" : "") + (s_.reverse ? ";reverse" : "") +
+      (s_.covered ? ";covered" : "") + (s_.run_lanes ? ";run-lanes" : "") +
+      (s_.pairs ? ";pairs" : "") + (s_.reverse ? ";reverse" : "") +
       (s_.last_first ? ";last-first" : "") + (s_.whole ? ";whole" : "") + ";in";
   for (const auto& o : s_.reads)
     sig += std::string(":") + std::string(nf::name(o.dtype)) + "/" + along_name(o.along);
@@ -405,6 +406,42 @@ void ReduceModel::reduced_coordinates(SourceWriter& w) const {
     w.line("const nf_idx x" + D + " = nf_coordinate(red, " + D + ", q);");
   }
   w.line("const nf_idx x0 = q;");
+}
+
+void ReduceModel::group_element(SourceWriter& w, bool addressed) const {
+  if (!s_.run_lanes) {
+    w.line("const nf_idx r = g;");
+    if (addressed) reduced_coordinates(w);
+    return;
+  }
+  const std::string T = std::to_string(s_.tr), last = std::to_string(s_.reduced.size() - 1);
+  w.line("const nf_idx rq = g / " + T + " * runs_step + lane_q;  // the run");
+  w.line("const nf_idx r = rq * " + run_length() + " + lane_d;");
+  if (!addressed || !any_general()) return;
+  if (s_.reduced.size() == 2) {
+    w.line("const nf_idx x0 = rq, x1 = lane_d;");
+    return;
+  }
+  w.line("nf_idx q = rq;");
+  for (int d = int(s_.reduced.size()) - 2; d > 0; --d) {
+    const std::string D = std::to_string(d);
+    w.line("const nf_idx x" + D + " = nf_coordinate(red, " + D + ", q);");
+  }
+  w.line("const nf_idx x0 = q, x" + last + " = lane_d;");
+}
+
+void ReduceModel::run_lanes(SourceWriter& w, int threads) const {
+  const std::string T = std::to_string(threads), last = std::to_string(s_.reduced.size() - 1);
+  w.line("// the thread's place along the runs, and the runs it reads: from lane_q,");
+  w.line("// every runs_step-th (" + T + " threads take runs_step runs a step)");
+  w.line("nf_idx lane_q = tr;");
+  w.line("const nf_idx lane_d = nf_coordinate(red, " + last + ", lane_q);");
+  w.line("nf_idx runs_step = " + T + ", runs = n;");
+  w.line("nf_coordinate(red, " + last + ", runs_step);");
+  w.line("nf_coordinate(red, " + last + ", runs);");
+  w.line("// past the last whole run of a step, a thread reads nothing");
+  w.line("const nf_idx groups = lane_q < runs_step && lane_q < runs");
+  w.line("    ? (runs - lane_q + runs_step - 1) / runs_step * " + T + " : 0;");
 }
 
 void ReduceModel::element_values(SourceWriter& w, const Closure& values, int stage,

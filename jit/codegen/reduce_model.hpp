@@ -125,6 +125,15 @@ class ReduceModel {
   // Statements, written at the writer's depth.
   // The coordinates x0, x1, ... of reduced index r, where an operand needs them.
   void reduced_coordinates(SourceWriter& w) const;
+  // Rows read an element at a time, at group g: the element r, and where
+  // `addressed`, its coordinates. Run lanes (ReduceSpec::run_lanes) find
+  // both from the thread's place along the runs, with no division.
+  void group_element(SourceWriter& w, bool addressed) const;
+  // Run lanes, before the block's outputs: the thread's place along the
+  // runs (lane_d), its first run (lane_q), the runs a step of the `threads`
+  // of an output reads (runs_step), and its `groups`: `threads` for each run
+  // it reads.
+  void run_lanes(SourceWriter& w, int threads) const;
   // Statements computing `values` (a stage's closure) at element r. Read j's
   // element is `read_at(j)`; `addressed`: some operand is addressed at r.
   void element_values(SourceWriter& w, const Closure& values, int stage,

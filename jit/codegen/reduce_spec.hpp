@@ -62,6 +62,15 @@ struct ReduceSpec {
   // this before choosing the lanes to ask for it, and the lanes keep it
   // where the runs allow.
   bool covered = false;
+  // Rows over several reduced dims read an element at a time whose runs
+  // along the innermost (contiguous in every operand that varies) are at
+  // most tr long: a thread keeps one place `lane_d` along the runs and reads
+  // it in every (tr / run)-th run from `lane_q`, so that no element's
+  // address takes a division, and a warp reads whole runs. Held or streamed
+  // rows (make_reduce_spec says where); it sets this before choosing the
+  // lanes to ask for it, and the lanes keep it where few threads idle
+  // (runs_as_lanes).
+  bool run_lanes = false;
   // Outputs of too many elements to hold, too few to fill a device, are
   // split into `chunks` of `chunk` groups each, a block per chunk, and each
   // pass becomes a kernel: blocks write their partial results, and the next
@@ -109,8 +118,11 @@ struct ReduceSpec {
   const ReduceWalk* walk = nullptr;
 };
 
-// Groups of `vec` elements along each output.
+// Groups of `vec` elements along each output; for run lanes, the groups of
+// the thread that reads the most runs: tr for each run it reads.
 std::int64_t groups_of(const ReduceSpec& spec);
+// Run lanes: the runs a step of the threads of an output reads.
+std::int64_t runs_a_step(const ReduceSpec& spec);
 // Covered rows: the aligned vectors that cover a run wherever it starts.
 std::int64_t covering(const ReduceSpec& spec);
 // Whether a step writes elements along the reduced dims (a reduction

@@ -105,13 +105,20 @@ TEST_CASE("reduction kernels find coordinates without a division instruction", "
 }
 
 TEST_CASE("rows over several reduced dims say how they are read", "[host][codegen]") {
-  // Runs of 5 halves: an element at a time, 16 a thread; of 11: the vectors
-  // of 8 that cover them; of 16: vectors of 8.
+  // Runs of 3 halves: an element at a time, 16 a thread; of 5: as lanes, 3
+  // runs a step of 16 threads; of 11: the vectors of 8 that cover them; of
+  // 16: vectors of 8.
   const std::string scalars =
-      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 5}, nf::f16), nf::Axes{1, 3}));
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 3}, nf::f16), nf::Axes{1, 3}));
   CHECK(scalars.find("// Rows lie over 2 reduced dims, read an element at a time") !=
         std::string::npos);
   CHECK(scalars.find("a thread aims for 16 in flight.") != std::string::npos);
+  CHECK(scalars.find("lane_d") == std::string::npos);
+  const std::string lanes =
+      nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 5}, nf::f16), nf::Axes{1, 3}));
+  CHECK(lanes.find("so a thread keeps one place along\n// them (lane_d)") != std::string::npos);
+  CHECK(lanes.find("const nf_idx r = rq * red.d[1] + lane_d;") != std::string::npos);
+  CHECK(lanes.find("nf_coordinate(red, 1, q)") == std::string::npos);
   const std::string covered =
       nf::kernel_source(nf::sum(nf::ones({6, 7, 9, 11}, nf::f16), nf::Axes{1, 3}));
   CHECK(covered.find("so each run is read as the aligned vectors of 8 elements that") !=

@@ -38,6 +38,7 @@ struct Walk {
   bool shifted = false;
   bool covered = false;
   bool pairs = false;
+  bool run_lanes = false;
 };
 
 // Runs `roots`, one reduction step, in the emulator, writing `outputs` (new
@@ -52,8 +53,9 @@ std::vector<nf::Array> emulate(const std::vector<nf::Expr>& roots,
   REQUIRE(run.steps[0].kind == nf::StepKind::reduction);
   if (walk) {
     const nf::test::EmulatedStep& step = run.steps[0];
-    *walk = {step.cluster, step.prefetch, step.per, step.kernels, step.shared,  step.words,
-             step.staged,  step.reverse,  step.vec, step.shifted, step.covered, step.pairs};
+    *walk = {step.cluster, step.prefetch, step.per,      step.kernels, step.shared,
+             step.words,   step.staged,   step.reverse,  step.vec,     step.shifted,
+             step.covered, step.pairs,    step.run_lanes};
   }
   return outputs;
 }
@@ -247,6 +249,59 @@ TEST_CASE("emulated: elements read one at a time over several reduced dims, more
     CHECK(walk.per == 6);
     CHECK(walk.vec == 1);
   }
+}
+
+TEST_CASE("emulated: short runs taken as lanes, a thread at one place along them",
+          "[emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  const nf::jit::ReduceLimits held;
+  const nf::jit::ReduceLimits streamed = nf::jit::parse_reduce_limits("max_held=0,split_below=0");
+  // Runs of 101 (5 a step of 512 threads, 7 idle), of 63 (4 of 256), of 10
+  // over three reduced dims (the middle one found by division; 3 of 32), and
+  // of 7 (1 of 8).
+  struct Case {
+    nf::Array x;
+    nf::Axes axes;
+    std::int64_t width;  // of the view of x read, along its last axis
+  };
+  const std::vector<Case> cases = {
+      {nf::randn({5, 60, 7, 101}) + 1.0f, {1, 3}, 101},
+      {nf::randn({9, 63, 4, 63}) + 1.0f, {0, 3}, 63},
+      {nf::randn({6, 5, 7, 11}) + 1.0f, {0, 2, 3}, 10},
+      {nf::randn({4, 3, 6, 7}) + 1.0f, {1, 3}, 7},
+  };
+  for (const Case& c : cases) {
+    for (nf::DType dtype : {nf::f16, nf::f64}) {
+      for (const nf::jit::ReduceLimits* limits : {&held, &streamed}) {
+        const nf::Array x =
+            nf::Array(nf::astype(c.x, dtype))(nf::all, nf::all, nf::all, nf::slice(0, c.width));
+        INFO(nf::to_string(x.shape())
+             << " " << nf::name(dtype) << (limits == &streamed ? " streamed" : " held"));
+        const double rel = dtype == nf::f16 ? 2e-3 : 1e-12;
+        // Streamed rows take runs as lanes in 1- and 2-byte elements only.
+        const bool laned = limits == &held || nf::itemsize(dtype) <= 2;
+        Walk walk;
+        const nf::Expr centred = x - nf::mean(x, c.axes);
+        check_close(emulate({centred}, {}, *limits, &walk)[0], nf::Array(centred), rel);
+        CHECK(walk.run_lanes == laned);
+        CHECK((walk.per == 0) == (limits == &streamed));
+        const nf::Expr z = (x - nf::mean(x, c.axes)) / nf::std(x, c.axes);
+        check_close(emulate({z}, {}, *limits, &walk)[0], nf::Array(z), 10 * rel);
+        CHECK(walk.run_lanes == laned);
+        nf::Array in_place = x.copy();
+        emulate({in_place - nf::min(in_place, c.axes)}, {in_place}, *limits, &walk);
+        check_close(in_place, nf::Array(x - nf::min(x, c.axes)), rel);
+        // A copy of the view of 10 is contiguous: its runs merge into one of 70.
+        CHECK(walk.run_lanes == (laned && c.x.shape()[3] == c.width));
+      }
+    }
+  }
+  // Runs of 300 leave 212 of 512 threads idle: read as before.
+  const nf::Array x = nf::randn({3, 40, 2, 300});
+  Walk walk;
+  const nf::Expr centred = x - nf::mean(x, {1, 3});
+  check_close(emulate({centred}, {}, {}, &walk)[0], nf::Array(centred), 1e-5);
+  CHECK_FALSE(walk.run_lanes);
 }
 
 TEST_CASE("emulated: several statements over the same rows in one kernel",

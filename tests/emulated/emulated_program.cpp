@@ -108,6 +108,7 @@ class Runner final : public jit::ValueAddresses {
       out.shifted = spec->shifted;
       out.covered = spec->covered;
       out.pairs = spec->pairs;
+      out.run_lanes = spec->run_lanes;
     }
     const std::vector<jit::GeneratedKernel> generated = kernels.generated();
     std::vector<std::shared_ptr<Storage>> scratch;

@@ -24,15 +24,16 @@ struct EmulatedStep {
   int kernels = 0;  // kernels launched (none for an empty domain)
   int cluster = 1;  // reduction steps: blocks of a cluster
   bool prefetch = false;
-  int per = 0;           // reduction steps: groups a thread holds (0: read again each pass)
-  bool shared = false;   // reduction steps: held in shared memory, not registers
-  bool words = false;    // shared: 1- and 2-byte elements held in 4-byte words
-  bool staged = false;   // shared: rows copied in the 16-byte units that cover them
-  bool reverse = false;  // split: every other kernel takes its chunks in reverse
-  int vec = 1;           // reduction steps: elements a group, one vector load
-  bool shifted = false;  // rows of vectors that start anywhere in their first group
-  bool covered = false;  // runs read in the aligned vectors that cover them
-  bool pairs = false;    // columns: a thread on two outputs, reading their word
+  int per = 0;             // reduction steps: groups a thread holds (0: read again each pass)
+  bool shared = false;     // reduction steps: held in shared memory, not registers
+  bool words = false;      // shared: 1- and 2-byte elements held in 4-byte words
+  bool staged = false;     // shared: rows copied in the 16-byte units that cover them
+  bool reverse = false;    // split: every other kernel takes its chunks in reverse
+  int vec = 1;             // reduction steps: elements a group, one vector load
+  bool shifted = false;    // rows of vectors that start anywhere in their first group
+  bool covered = false;    // runs read in the aligned vectors that cover them
+  bool pairs = false;      // columns: a thread on two outputs, reading their word
+  bool run_lanes = false;  // a thread at one place along short runs, a run apart
 };
 
 struct EmulatedRun {

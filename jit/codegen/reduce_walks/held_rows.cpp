@@ -70,10 +70,7 @@ void HeldRows::loads(const ReduceKernel& k, SourceWriter& w) const {
     if (s.covered) w.line("nf_idx c_lane[" + P + "] = {}, c_first[" + P + "] = {};");
     before_loads(k, w);
     open_groups(k, w, "live");
-    if (s.vec == 1) {
-      w.line("const nf_idx r = g;");
-      k.model().reduced_coordinates(w);
-    }
+    if (s.vec == 1) k.model().group_element(w, true);
     if (s.covered) {
       k.model().covered_group(w);
       // A run that starts late in its first vector ends a vector sooner.

@@ -22,6 +22,7 @@ class SplitRows final : public StreamedRows {
   // say into how many chunks.
   bool applies(ReduceSpec& spec, const ReduceLimits& limits) const override {
     ReduceSpec split = spec;
+    split.run_lanes = false;  // a chunk is a range of an output's groups in order
     const ReduceLanes& lanes = lanes_of(split);
     lanes.split_block(split);
     const std::int64_t blocks = (thread_outputs(split) + split.to - 1) / split.to;
