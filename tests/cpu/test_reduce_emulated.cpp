@@ -259,7 +259,7 @@ TEST_CASE("emulated: short runs taken as lanes, a thread at one place along them
   // Runs of 101 (5 a step of 512 threads, 7 idle), of 63 (4 of 256), of 10
   // over three reduced dims (the middle one found by division; 3 of 32), and
   // of 7 (1 of 8). Each kernel is compiled on the host: doubles, whose
-  // streamed rows are not laned, for the first two only.
+  // streamed rows are not laned, for the first two cases only.
   struct Case {
     nf::Array x;
     nf::Axes axes;
@@ -287,14 +287,17 @@ TEST_CASE("emulated: short runs taken as lanes, a thread at one place along them
         check_close(emulate({centred}, {}, *limits, &walk)[0], nf::Array(centred), rel);
         CHECK(walk.run_lanes == laned);
         CHECK((walk.per == 0) == (limits == &streamed));
+        // Two passes, and a target read as it is written: held rows alone
+        // (each kernel is compiled on the host).
+        if (limits == &streamed) continue;
         const nf::Expr z = (x - nf::mean(x, c.axes)) / nf::std(x, c.axes);
         check_close(emulate({z}, {}, *limits, &walk)[0], nf::Array(z), 10 * rel);
-        CHECK(walk.run_lanes == laned);
+        CHECK(walk.run_lanes);
         nf::Array in_place = x.copy();
         emulate({in_place - nf::min(in_place, c.axes)}, {in_place}, *limits, &walk);
         check_close(in_place, nf::Array(x - nf::min(x, c.axes)), rel);
         // A copy of the view of 10 is contiguous: its runs merge into one of 70.
-        CHECK(walk.run_lanes == (laned && c.x.shape()[3] == c.width));
+        CHECK(walk.run_lanes == (c.x.shape()[3] == c.width));
       }
     }
   }
