@@ -40,8 +40,8 @@ class Rows final : public ReduceLanes {
     const auto operand = [&](std::size_t j) -> const ReduceOperand& {
       return j < spec.reads.size() ? spec.reads[j] : spec.writes[j - spec.reads.size()];
     };
-    // Run lanes count groups by the block's threads: asked for, they are
-    // decided once those are.
+    // Run lanes count a row's groups from its threads (groups_of): asked
+    // for, they are decided once tr is set below.
     const bool lanes_asked = spec.run_lanes;
     spec.run_lanes = false;
     const std::int64_t n = numel(spec.reduced);
