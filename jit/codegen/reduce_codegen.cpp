@@ -116,7 +116,7 @@ std::string ReduceKernel::text(KernelParams& params) const {
     w.line("const nf_idx groups = n / " + m_.run_length() + " * cov.d[" + last +
            "];  // the vectors covering every run");
   } else if (s.run_lanes) {
-    m_.run_lanes(w, s.tr);
+    m_.run_lanes(w);
   } else {
     w.line(s.vec > 1 ? "const nf_idx groups = n / " + V + ";" : "const nf_idx groups = n;");
   }

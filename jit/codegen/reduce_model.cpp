@@ -430,8 +430,8 @@ void ReduceModel::group_element(SourceWriter& w, bool addressed) const {
   w.line("const nf_idx x0 = q, x" + last + " = lane_d;");
 }
 
-void ReduceModel::run_lanes(SourceWriter& w, int threads) const {
-  const std::string T = std::to_string(threads), last = std::to_string(s_.reduced.size() - 1);
+void ReduceModel::run_lanes(SourceWriter& w) const {
+  const std::string T = std::to_string(s_.tr), last = std::to_string(s_.reduced.size() - 1);
   w.line("// the thread's place along the runs, and the runs it reads: from lane_q,");
   w.line("// every runs_step-th (" + T + " threads take runs_step runs a step)");
   w.line("nf_idx lane_q = tr;");

@@ -130,10 +130,10 @@ class ReduceModel {
   // both from the thread's place along the runs, with no division.
   void group_element(SourceWriter& w, bool addressed) const;
   // Run lanes, before the block's outputs: the thread's place along the
-  // runs (lane_d), its first run (lane_q), the runs a step of the `threads`
-  // of an output reads (runs_step), and its `groups`: `threads` for each run
-  // it reads.
-  void run_lanes(SourceWriter& w, int threads) const;
+  // runs (lane_d), its first run (lane_q), the runs a step of the tr threads
+  // of an output reads (runs_step), and its `groups`: tr for each run it
+  // reads.
+  void run_lanes(SourceWriter& w) const;
   // Statements computing `values` (a stage's closure) at element r. Read j's
   // element is `read_at(j)`; `addressed`: some operand is addressed at r.
   void element_values(SourceWriter& w, const Closure& values, int stage,

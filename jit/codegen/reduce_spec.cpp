@@ -105,14 +105,11 @@ std::int64_t groups_of(const ReduceSpec& spec) {
   if (spec.shifted) return (numel(spec.reduced) - spec.vec + 1) / spec.vec;
   if (spec.covered) return numel(spec.reduced) / spec.reduced.back() * covering(spec);
   if (spec.run_lanes) {
-    const std::int64_t runs = numel(spec.reduced) / spec.reduced.back(), step = runs_a_step(spec);
+    const std::int64_t run = spec.reduced.back(), runs = numel(spec.reduced) / run;
+    const std::int64_t step = spec.tr / run;  // runs the threads of an output read at once
     return (runs + step - 1) / step * spec.tr;
   }
   return (numel(spec.reduced) + spec.vec - 1) / spec.vec;
-}
-
-std::int64_t runs_a_step(const ReduceSpec& spec) {
-  return spec.tr / spec.reduced.back();
 }
 
 // A run of n elements starting at lead (0 to vec - 1) in its first vector

@@ -121,8 +121,6 @@ struct ReduceSpec {
 // Groups of `vec` elements along each output; for run lanes, the groups of
 // the thread that reads the most runs: tr for each run it reads.
 std::int64_t groups_of(const ReduceSpec& spec);
-// Run lanes: the runs a step of the threads of an output reads.
-std::int64_t runs_a_step(const ReduceSpec& spec);
 // Covered rows: the aligned vectors that cover a run wherever it starts.
 std::int64_t covering(const ReduceSpec& spec);
 // Whether a step writes elements along the reduced dims (a reduction

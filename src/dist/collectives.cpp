@@ -31,15 +31,14 @@ void* data_of(const Array& a) {
   return static_cast<char*>(a.storage()->data) + a.offset() * itemsize(a.dtype());
 }
 
+std::size_t count_of(const Array& a) {
+  return static_cast<std::size_t>(a.size());
+}
+
 // Every rank's `buffer` (contiguous, evaluated) combined in place by `op`.
 void combine(const Array& buffer, Op op) {
   if (buffer.size() == 0) return;
-  transport(buffer.device())
-      .all_reduce(data_of(buffer), static_cast<std::size_t>(buffer.size()), buffer.dtype(), op);
-}
-
-std::size_t count_of(const Array& a) {
-  return static_cast<std::size_t>(a.size());
+  transport(buffer.device()).all_reduce(data_of(buffer), count_of(buffer), buffer.dtype(), op);
 }
 
 // Checks that need every rank's call to have agreed first, so that all
