@@ -77,6 +77,7 @@ TEST_CASE("emulated: several views, a transposed one, half types and f64",
   check_same(one_row + flat, "// Flat vectors:");
   const nf::Array y = nf::randn({37, 37}), b = nf::randn({37});
   check_same(y + y.T() * b, ";tiles0:");
+  CHECK(nf::kernel_source(y + y.T() * b).find("loaded before the tiles") == std::string::npos);
   for (const nf::DType t : {nf::f16, nf::bf16, nf::f64}) {
     INFO(nf::name(t));
     const nf::Array h = nf::astype(nf::randn({7, 24}), t), r = nf::astype(nf::randn({24}), t);
@@ -137,6 +138,12 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
     check_same(even.T() * g + c, ":pairs;");
     check_same(odd.T() * g + c, ";tiles0:");
     CHECK(nf::kernel_source(odd.T() * g + c).find(":pairs;") == std::string::npos);
+    // Taken an element at a time, the flat arrays are loaded before the
+    // tiles are read: two of them, tiles partial along both dims.
+    const nf::Array v = nf::astype(nf::randn({601, 35}), dt);
+    const nf::Array f = nf::astype(nf::randn({35, 601}), dt),
+                    e = nf::astype(nf::randn({35, 601}), dt);
+    check_same(v.T() * f - e, "loaded before the tiles are read");
     check_same(nf::transpose(nf::astype(nf::randn({601, 33}), dt)) - 1.0f, ";tiles0:");
   }
 }

@@ -46,7 +46,11 @@ class PermutedTiles final : public FusedWalk {
            " along the last: its warps\n"
            "read the views marked tile along that dim into shared memory, then compute\n"
            "along the last, where the flat arrays are contiguous, so that reads and\n"
-           "writes are coalesced.";
+           "writes are coalesced." +
+           (prefetches(s)
+                ? "\nThe flat arrays' elements are loaded before the tiles are read, beside\n"
+                  "those reads, so that a tile waits for memory once."
+                : "");
   }
 
   void loop(const FusedKernel& k, SourceWriter& w) const override {
@@ -97,6 +101,8 @@ class PermutedTiles final : public FusedWalk {
       const std::string J = std::to_string(j);
       w.line("const nf_idx at" + J + " = " + k.offset("st_in" + J, Access::strided) + ";");
     }
+    const bool prefetch = prefetches(s);
+    if (prefetch) prefetch_flat(k, w);
     w.line("__syncthreads();  // the last tile's values are read");
     w.line("// Past a partial tile's end a thread loads the last element again, so");
     w.line("// that no load waits on a branch and every cell of the tile is set.");
@@ -105,7 +111,7 @@ class PermutedTiles final : public FusedWalk {
     if (s.tile_pairs) {
       compute_pairs(k, w);
     } else {
-      compute(k, w);
+      compute(k, w, prefetch);
     }
     w.close();
   }
@@ -151,18 +157,65 @@ class PermutedTiles final : public FusedWalk {
            ".d[" + L + "]]";
   }
 
-  // Phase 2: warps along the last dim, a thread an element a trip.
-  static void compute(const FusedKernel& k, SourceWriter& w) {
-    const FusedSpec& s = k.spec();
+  // Where a thread's places in phase 2 lie: warps along the last dim, a
+  // thread an element a trip; `i` the flat index.
+  static void phase2_place(const FusedSpec& s, SourceWriter& w) {
     const std::string N = std::to_string(s.tile_length);
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
     w.line("const int b = threadIdx.x % " + N + ", a = threadIdx.x / " + N + " + " +
            std::to_string(kTileThreads / s.tile_length) + " * k;  // warps along the last dim");
     w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el;");
     w.line("const nf_idx i = first_i + ca * along + cb;");
+  }
+
+  // Whether phase 2's flat reads are loaded before phase 1, beside the
+  // tiles' reads: where every array has 1- or 2-byte elements a tile moved
+  // an element at a time. Loaded after the barrier, they waited for DRAM a
+  // second time each tile: x.T() + y of 5793 x 5793 halves 71.3 us, 66.2
+  // loaded first; of the 24 such rows of 64 MiB, 22 faster by 5-32%, none
+  // slower by more than 1%. Rows of f32 gained as often as they lost
+  // (bench/RESULTS.md, 2026-11-30).
+  static bool prefetches(const FusedSpec& s) {
+    if (s.tile_pairs) return false;
+    bool flat = false;
+    for (const OperandSpec& r : s.reads) flat = flat || r.access == Access::flat;
+    if (!flat) return false;
+    for (const OperandSpec& r : s.reads)
+      if (itemsize(r.dtype) > 2) return false;
+    for (const OperandSpec& o : s.writes)
+      if (itemsize(o.dtype) > 2) return false;
+    return true;
+  }
+
+  // Phase 2's flat reads, a register each of a thread's places.
+  static void prefetch_flat(const FusedKernel& k, SourceWriter& w) {
+    const FusedSpec& s = k.spec();
+    w.line("// The flat arrays' elements of phase 2, loaded while the tiles are read.");
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      if (s.reads[j].access != Access::flat) continue;
+      w.line(std::string(storage_ctype(s.reads[j].dtype)) + " p" + std::to_string(j) + "[" +
+             std::to_string(s.unroll) + "];");
+    }
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
+    phase2_place(s, w);
+    for (std::size_t j = 0; j < s.reads.size(); ++j) {
+      if (s.reads[j].access != Access::flat) continue;
+      const std::string J = std::to_string(j);
+      w.line("p" + J + "[k] = in" + J + "[i];");
+    }
+    w.close();
+  }
+
+  // Phase 2: warps along the last dim, a thread an element a trip; the
+  // flat reads from registers where they were loaded before phase 1.
+  static void compute(const FusedKernel& k, SourceWriter& w, bool prefetch) {
+    const FusedSpec& s = k.spec();
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
+    phase2_place(s, w);
     k.element(w, [&](std::size_t j) {
       const Access a = s.reads[j].access;
+      if (prefetch && a == Access::flat) return "p" + std::to_string(j) + "[k]";
       if (a == Access::flat || a == Access::scalar)
         return "in" + std::to_string(j) + "[" + k.offset("", a) + "]";
       return view_read(k, j, "");
