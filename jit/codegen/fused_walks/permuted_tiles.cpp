@@ -109,7 +109,7 @@ class PermutedTiles final : public FusedWalk {
     read_tiles(s, w);
     w.line("__syncthreads();");
     if (s.tile_pairs) {
-      compute_pairs(k, w);
+      compute_pairs(k, w, prefetch);
     } else {
       compute(k, w, prefetch);
     }
@@ -158,8 +158,17 @@ class PermutedTiles final : public FusedWalk {
   }
 
   // Where a thread's places in phase 2 lie: warps along the last dim, a
-  // thread an element a trip; `i` the flat index.
+  // thread an element (i) or a pair (i0, i0 + 1) a trip.
   static void phase2_place(const FusedSpec& s, SourceWriter& w) {
+    if (s.tile_pairs) {
+      const std::string across = std::to_string(s.tile_length / 2);
+      w.line("const int b = 2 * (threadIdx.x % " + across + "), a = threadIdx.x / " + across +
+             " + " + std::to_string(kTileThreads / (s.tile_length / 2)) +
+             " * k;  // warps along the last dim");
+      w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el - 1;");
+      w.line("const nf_idx i0 = first_i + ca * along + cb;");
+      return;
+    }
     const std::string N = std::to_string(s.tile_length);
     w.line("const int b = threadIdx.x % " + N + ", a = threadIdx.x / " + N + " + " +
            std::to_string(kTileThreads / s.tile_length) + " * k;  // warps along the last dim");
@@ -167,15 +176,34 @@ class PermutedTiles final : public FusedWalk {
     w.line("const nf_idx i = first_i + ca * along + cb;");
   }
 
+  // A prefetched flat read j: its register of trip k. Appended, not
+  // concatenated: GCC 12 takes "p" + std::to_string(j) for an overlapping
+  // copy (-Wrestrict, a false positive).
+  static std::string prefetched(std::size_t j) {
+    std::string r = "p";
+    r += std::to_string(j);
+    r += "[k]";
+    return r;
+  }
+
+  // Phase 2's trips.
+  static int phase2_trips(const FusedSpec& s) { return s.tile_pairs ? s.unroll / 2 : s.unroll; }
+
+  // A flat read j at the thread's place in phase 2: an element, or a pair
+  // in one 4-byte word.
+  static std::string flat_load(const FusedSpec& s, std::size_t j) {
+    const std::string J = std::to_string(j);
+    return s.tile_pairs ? "*(const unsigned int*)&in" + J + "[i0]" : "in" + J + "[i]";
+  }
+
   // Whether phase 2's flat reads are loaded before phase 1, beside the
-  // tiles' reads: where every array has 1- or 2-byte elements a tile moved
-  // an element at a time. Loaded after the barrier, they waited for DRAM a
-  // second time each tile: x.T() + y of 5793 x 5793 halves 71.3 us, 66.2
-  // loaded first; of the 24 such rows of 64 MiB, 22 faster by 5-32%, none
-  // slower by more than 1%. Rows of f32 gained as often as they lost
-  // (bench/RESULTS.md, 2026-11-30).
+  // tiles' reads: where every array has 1- or 2-byte elements, whether the
+  // tiles move elements or pairs. Loaded after the barrier, they waited for
+  // DRAM a second time each tile: x.T() + y of 5793 x 5793 halves 71.3 us,
+  // 66.2 loaded first; of the 24 rows of 64 MiB whose tiles move elements,
+  // 22 faster by 5-32%, none slower by more than 1%. Rows of f32 gained as
+  // often as they lost (bench/RESULTS.md, 2026-11-30).
   static bool prefetches(const FusedSpec& s) {
-    if (s.tile_pairs) return false;
     bool flat = false;
     for (const OperandSpec& r : s.reads) flat = flat || r.access == Access::flat;
     if (!flat) return false;
@@ -189,19 +217,19 @@ class PermutedTiles final : public FusedWalk {
   // Phase 2's flat reads, a register each of a thread's places.
   static void prefetch_flat(const FusedKernel& k, SourceWriter& w) {
     const FusedSpec& s = k.spec();
+    const std::string trips = std::to_string(phase2_trips(s));
     w.line("// The flat arrays' elements of phase 2, loaded while the tiles are read.");
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::flat) continue;
-      w.line(std::string(storage_ctype(s.reads[j].dtype)) + " p" + std::to_string(j) + "[" +
-             std::to_string(s.unroll) + "];");
+      const std::string type = s.tile_pairs ? "unsigned int" : storage_ctype(s.reads[j].dtype);
+      w.line(type + " p" + std::to_string(j) + "[" + trips + "];");
     }
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
+    w.open("for (int k = 0; k < " + trips + "; ++k)");
     phase2_place(s, w);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::flat) continue;
-      const std::string J = std::to_string(j);
-      w.line("p" + J + "[k] = in" + J + "[i];");
+      w.line(prefetched(j) + " = " + flat_load(s, j) + ";");
     }
     w.close();
   }
@@ -215,9 +243,8 @@ class PermutedTiles final : public FusedWalk {
     phase2_place(s, w);
     k.element(w, [&](std::size_t j) {
       const Access a = s.reads[j].access;
-      if (prefetch && a == Access::flat) return "p" + std::to_string(j) + "[k]";
-      if (a == Access::flat || a == Access::scalar)
-        return "in" + std::to_string(j) + "[" + k.offset("", a) + "]";
+      if (a == Access::flat) return prefetch ? prefetched(j) : flat_load(s, j);
+      if (a == Access::scalar) return "in" + std::to_string(j) + "[0]";
       return view_read(k, j, "");
     });
     w.open("if (a == ca && b == cb)");
@@ -228,20 +255,16 @@ class PermutedTiles final : public FusedWalk {
 
   // Phase 2 in pairs: a thread two neighbours along the last dim a trip,
   // the flat arrays loaded and stored 4 bytes at a time.
-  static void compute_pairs(const FusedKernel& k, SourceWriter& w) {
+  static void compute_pairs(const FusedKernel& k, SourceWriter& w, bool prefetch) {
     const FusedSpec& s = k.spec();
-    const int across = s.tile_length / 2;
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.unroll / 2) + "; ++k)");
-    w.line("const int b = 2 * (threadIdx.x % " + std::to_string(across) + "), a = threadIdx.x / " +
-           std::to_string(across) + " + " + std::to_string(kTileThreads / across) +
-           " * k;  // warps along the last dim");
-    w.line("const int ca = a < ep ? a : ep, cb = b < el ? b : el - 1;");
-    w.line("const nf_idx i0 = first_i + ca * along + cb;");
+    w.open("for (int k = 0; k < " + std::to_string(phase2_trips(s)) + "; ++k)");
+    phase2_place(s, w);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::flat) continue;
       const std::string J = std::to_string(j);
-      w.line("const unsigned int f" + J + " = *(const unsigned int*)&in" + J + "[i0];");
+      w.line("const unsigned int f" + J + " = " + (prefetch ? prefetched(j) : flat_load(s, j)) +
+             ";");
     }
     for (std::size_t j = 0; j < s.writes.size(); ++j)
       w.line("unsigned short out" + std::to_string(j) + "_0, out" + std::to_string(j) + "_1;");
