@@ -239,7 +239,7 @@ class PermutedTiles final : public FusedWalk {
   static void compute(const FusedKernel& k, SourceWriter& w, bool prefetch) {
     const FusedSpec& s = k.spec();
     w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(s.unroll) + "; ++k)");
+    w.open("for (int k = 0; k < " + std::to_string(phase2_trips(s)) + "; ++k)");
     phase2_place(s, w);
     k.element(w, [&](std::size_t j) {
       const Access a = s.reads[j].access;
