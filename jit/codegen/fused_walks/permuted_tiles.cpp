@@ -157,9 +157,12 @@ class PermutedTiles final : public FusedWalk {
            ".d[" + L + "]]";
   }
 
-  // Where a thread's places in phase 2 lie: warps along the last dim, a
-  // thread an element (i) or a pair (i0, i0 + 1) a trip.
-  static void phase2_place(const FusedSpec& s, SourceWriter& w) {
+  // Opens phase 2's loop over a thread's trips (closed by the caller) and
+  // finds where its place lies: warps along the last dim, a thread an
+  // element (i) or a pair (i0, i0 + 1) a trip.
+  static void open_phase2_trip(const FusedSpec& s, SourceWriter& w) {
+    w.line("#pragma unroll");
+    w.open("for (int k = 0; k < " + std::to_string(phase2_trips(s)) + "; ++k)");
     if (s.tile_pairs) {
       const std::string across = std::to_string(s.tile_length / 2);
       w.line("const int b = 2 * (threadIdx.x % " + across + "), a = threadIdx.x / " + across +
@@ -224,9 +227,7 @@ class PermutedTiles final : public FusedWalk {
       const std::string type = s.tile_pairs ? "unsigned int" : storage_ctype(s.reads[j].dtype);
       w.line(type + " p" + std::to_string(j) + "[" + trips + "];");
     }
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + trips + "; ++k)");
-    phase2_place(s, w);
+    open_phase2_trip(s, w);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::flat) continue;
       w.line(prefetched(j) + " = " + flat_load(s, j) + ";");
@@ -238,9 +239,7 @@ class PermutedTiles final : public FusedWalk {
   // flat reads from registers where they were loaded before phase 1.
   static void compute(const FusedKernel& k, SourceWriter& w, bool prefetch) {
     const FusedSpec& s = k.spec();
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(phase2_trips(s)) + "; ++k)");
-    phase2_place(s, w);
+    open_phase2_trip(s, w);
     k.element(w, [&](std::size_t j) {
       const Access a = s.reads[j].access;
       if (a == Access::flat) return prefetch ? prefetched(j) : flat_load(s, j);
@@ -257,9 +256,7 @@ class PermutedTiles final : public FusedWalk {
   // the flat arrays loaded and stored 4 bytes at a time.
   static void compute_pairs(const FusedKernel& k, SourceWriter& w, bool prefetch) {
     const FusedSpec& s = k.spec();
-    w.line("#pragma unroll");
-    w.open("for (int k = 0; k < " + std::to_string(phase2_trips(s)) + "; ++k)");
-    phase2_place(s, w);
+    open_phase2_trip(s, w);
     for (std::size_t j = 0; j < s.reads.size(); ++j) {
       if (s.reads[j].access != Access::flat) continue;
       const std::string J = std::to_string(j);
