@@ -54,6 +54,9 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
     return;
   }
   const std::int64_t along = dims[std::size_t(spec.tile_dim)], last = dims.back();
+  // A tile is a whole number of the block's trips: an element a thread,
+  // a pair where the elements may be taken in pairs (tiles_take_pairs).
+  const int trip = elements == kNarrowTileElements ? 2 * kTileThreads : kTileThreads;
   // A tile longer one way than the other costs 5% more for each factor of
   // 2, so that of tiles about as costly the squarest is taken: both phases'
   // warps then read and write rows as long. Of equal costs, the largest.
@@ -61,7 +64,7 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
   for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2) {
     for (int length = kMinTileLength; length <= kMaxTileLength && edge * length <= elements;
          length *= 2) {
-      if (edge * length < kTileThreads) continue;  // an element a thread at least
+      if (edge * length % trip != 0) continue;
       const double tiles =
           double(padded(along, edge) / edge) * double(padded(last, length) / length);
       const double ratio = double(std::max(edge, length)) / std::min(edge, length);

@@ -138,6 +138,11 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
     check_same(even.T() * g + c, ":pairs;");
     check_same(odd.T() * g + c, ";tiles0:");
     CHECK(nf::kernel_source(odd.T() * g + c).find(":pairs;") == std::string::npos);
+    // A tile holds a pair a thread each trip: 16 x 32 over (8, 20, 32), not
+    // 8 x 32, whose phase 1 in pairs ran no trip.
+    const nf::Array small = nf::astype(nf::randn({32, 20, 8}), dt);
+    const nf::Array y = nf::astype(nf::randn({8, 20, 32}), dt);
+    check_same(nf::transpose(small, {2, 1, 0}) + y, ";tiles0:16x32:pairs;");
     // Taken an element at a time, the flat arrays are loaded before the
     // tiles are read: two of them, tiles partial along both dims.
     const nf::Array v = nf::astype(nf::randn({601, 35}), dt);
