@@ -54,6 +54,15 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
     return;
   }
   const std::int64_t along = dims[std::size_t(spec.tile_dim)], last = dims.back();
+  // Edges of a power of 2, and one that takes the whole dim where that is
+  // short: each row of the view is then read by one tile, not in pieces
+  // that start mid-sector.
+  std::vector<int> edges;
+  for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2) edges.push_back(edge);
+  const auto whole = int(padded(along, kMinTileEdge));
+  if (whole * kMinTileLength <= elements &&
+      std::find(edges.begin(), edges.end(), whole) == edges.end())
+    edges.push_back(whole);
   // A tile is a whole number of the block's trips: an element a thread,
   // a pair where the elements may be taken in pairs (tiles_take_pairs).
   const int trip = elements == kNarrowTileElements ? 2 * kTileThreads : kTileThreads;
@@ -61,7 +70,7 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
   // 2, so that of tiles about as costly the squarest is taken: both phases'
   // warps then read and write rows as long. Of equal costs, the largest.
   std::pair<double, int> best{0, 0};
-  for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2) {
+  for (int edge : edges) {
     for (int length = kMinTileLength; length <= kMaxTileLength && edge * length <= elements;
          length *= 2) {
       if (edge * length % trip != 0) continue;

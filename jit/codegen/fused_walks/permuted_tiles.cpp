@@ -124,9 +124,17 @@ class PermutedTiles final : public FusedWalk {
     const std::string L = std::to_string(s.walk_dims.size() - 1);
     w.line("#pragma unroll");
     w.open("for (int k = 0; k < " + std::to_string(s.unroll / pair) + "; ++k)");
-    w.line("const int a = " + std::string(pair == 2 ? "2 * " : "") + "(threadIdx.x % " +
-           std::to_string(across) + "), b = threadIdx.x / " + std::to_string(across) + " + " +
-           std::to_string(kTileThreads / across) + " * k;  // warps along the tiled dim");
+    const std::string A = std::to_string(across), twice = pair == 2 ? "2 * " : "";
+    if (kTileThreads % across == 0) {
+      w.line("const int a = " + twice + "(threadIdx.x % " + A + "), b = threadIdx.x / " + A +
+             " + " + std::to_string(kTileThreads / across) + " * k;  // warps along the tiled dim");
+    } else {
+      // An edge that takes a whole dim of other than a power of 2: the
+      // block's threads run on along the next rows.
+      w.line("const int e = threadIdx.x + " + std::to_string(kTileThreads) + " * k;");
+      w.line("const int a = " + twice + "(e % " + A + "), b = e / " + A +
+             ";  // warps along the tiled dim");
+    }
     // A pair's first element is even, the tile's last one odd.
     w.line(std::string("const int ca = a < ep ? a : ep") + (pair == 2 ? " - 1" : "") +
            ", cb = b < el ? b : el;");
