@@ -25,19 +25,47 @@ std::int64_t padded(std::int64_t n, int piece) {
   return (n + piece - 1) / piece * piece;
 }
 
+// Of tiles `edge` along a dim of `along` by a length of a power of 2 along
+// the last dim of `last`, at most `elements` in all and a whole number of
+// the block's trips (`trip`), the cheapest: the fewest padded elements and
+// tiles, counting a tile's fixed costs as 128 elements'. A tile longer one
+// way than the other costs 5% more for each factor of 2, so that of tiles
+// about as costly the squarest is taken: both phases' warps then read and
+// write rows as long. Of equal costs, the largest.
+struct TileCost {
+  std::pair<double, int> cost{0, 0};
+  int edge = 0, length = 0;
+
+  void consider(int e, std::int64_t along, std::int64_t last, int elements, int trip) {
+    for (int l = kMinTileLength; l <= kMaxTileLength && e * l <= elements; l *= 2) {
+      if (e * l % trip != 0) continue;
+      const double tiles = double(padded(along, e) / e) * double(padded(last, l) / l);
+      const double ratio = double(std::max(e, l)) / std::min(e, l);
+      const std::pair<double, int> c{tiles * (double(e) * l + 128) * (1 + 0.05 * std::log2(ratio)),
+                                     -e * l};
+      if (edge == 0 || c < cost) {
+        cost = c;
+        edge = e;
+        length = l;
+      }
+    }
+  }
+};
+
 // A permuted view: unit stride along a collapsed dim before the last (the
 // tile_dim), and a stride along the last that is neither 0 nor 1. Where the
-// last dim holds a warp's row and the other a sector, the tile of at most
-// `elements` with the fewest padded elements and tiles, counting a tile's
-// fixed costs as 128 elements': a (76, 76) face of 2-byte elements takes
-// 16 x 32 tiles rather than 64 x 64, which would leave most threads idle.
+// last dim holds a warp's row and the other a sector, the cheapest tile
+// (TileCost): a (76, 76) face of 2-byte elements takes 16 x 32 tiles rather
+// than 64 x 64, which would leave most threads idle.
 void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int elements) {
   const Shape& dims = spec.walk_dims;
+  const Strides* tiled = nullptr;  // the strides of the view that sets tile_dim
   for (std::size_t j : views) {
     const Strides& st = spec.walk_strides[j];
     if (st.back() == 0 || st.back() == 1 || dims.back() < kMinTileLength) continue;
     for (std::size_t d = 0; d + 1 < st.size() && spec.tile_dim < 0; ++d)
       if (st[d] == 1 && dims[d] >= kMinTileEdge) spec.tile_dim = int(d);
+    tiled = &st;
     if (spec.tile_dim >= 0) break;
   }
   if (spec.tile_dim < 0) return;
@@ -47,45 +75,36 @@ void choose_tile(FusedSpec& spec, const std::vector<std::size_t>& views, int ele
   // permuted dim, the sectors an element-at-a-time walk reads stay in L1
   // until the next rows use them: that walk is faster there ((76, 76, 76, 76)
   // axes (0, 1, 3, 2) 98% of copy against 70% in tiles; 552 apart, 53% against 68%).
+  const auto p = std::size_t(spec.tile_dim);
   std::int64_t step = 1;
-  for (std::size_t d = std::size_t(spec.tile_dim) + 1; d < dims.size(); ++d) step *= dims[d];
+  for (std::size_t d = p + 1; d < dims.size(); ++d) step *= dims[d];
   if (elements == kNarrowTileElements && step < kNarrowTileMinStep) {
     spec.tile_dim = -1;
     return;
   }
-  const std::int64_t along = dims[std::size_t(spec.tile_dim)], last = dims.back();
-  // Edges of a power of 2, and one that takes the whole dim where that is
-  // short: each row of the view is then read by one tile, not in pieces
-  // that start mid-sector.
-  std::vector<int> edges;
-  for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2) edges.push_back(edge);
-  const auto whole = int(padded(along, kMinTileEdge));
-  if (whole * kMinTileLength <= elements &&
-      std::find(edges.begin(), edges.end(), whole) == edges.end())
-    edges.push_back(whole);
+  const std::int64_t along = dims[p], last = dims.back();
   // A tile is a whole number of the block's trips: an element a thread,
   // a pair where the elements may be taken in pairs (tiles_take_pairs).
   const int trip = elements == kNarrowTileElements ? 2 * kTileThreads : kTileThreads;
-  // A tile longer one way than the other costs 5% more for each factor of
-  // 2, so that of tiles about as costly the squarest is taken: both phases'
-  // warps then read and write rows as long. Of equal costs, the largest.
-  std::pair<double, int> best{0, 0};
-  for (int edge : edges) {
-    for (int length = kMinTileLength; length <= kMaxTileLength && edge * length <= elements;
-         length *= 2) {
-      if (edge * length % trip != 0) continue;
-      const double tiles =
-          double(padded(along, edge) / edge) * double(padded(last, length) / length);
-      const double ratio = double(std::max(edge, length)) / std::min(edge, length);
-      const std::pair<double, int> cost{
-          tiles * (double(edge) * length + 128) * (1 + 0.05 * std::log2(ratio)), -edge * length};
-      if (spec.tile_edge == 0 || cost < best) {
-        best = cost;
-        spec.tile_edge = edge;
-        spec.tile_length = length;
-      }
-    }
+  TileCost best;
+  for (int edge = kMinTileEdge; edge * kMinTileLength <= elements; edge *= 2)
+    best.consider(edge, along, last, elements, trip);
+  // Where the view's rows along the tiled dim lie apart and tiles of a power
+  // of 2 would cut each into three pieces or more, most pieces start and end
+  // mid-sector: a tile takes the whole dim instead, its rows read through by
+  // the block's threads. (76, 76, 76, 76) halves reversed: 16 x 32 tiles
+  // 116.0 us, 80 x 32 72.5. Where the rows follow one another, or a row is
+  // one or two pieces, the power of 2 was as fast or faster (bench/RESULTS.md,
+  // 2026-11-30).
+  const auto whole = int(padded(along, kMinTileEdge));
+  const bool apart = tiled->back() != along;
+  if (apart && padded(along, best.edge) / best.edge >= 3 && whole * kMinTileLength <= elements) {
+    TileCost taken_whole;
+    taken_whole.consider(whole, along, last, elements, trip);
+    if (taken_whole.edge != 0) best = taken_whole;
   }
+  spec.tile_edge = best.edge;
+  spec.tile_length = best.length;
 }
 
 // Pairs of 2-byte elements, 4 bytes an access, in both phases of a tile:

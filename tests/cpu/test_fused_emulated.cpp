@@ -123,9 +123,10 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
     const nf::Array o = nf::astype(nf::randn({33, 40}), dt);
     check_same(near.T() - o, dt == nf::f64 ? ";tiles0:" : ";rank2;");
   }
-  // A permuted dim shorter than a tile's 128 and not a power of 2 is taken
-  // whole, its rows read through by the block's threads: pairs (36), elements
-  // (35), and f32 (20, a tile of 24).
+  // A permuted dim whose rows lie apart, which tiles of a power of 2 would
+  // cut in three pieces or more, is taken whole, its rows read through by
+  // the block's threads: pairs (36), elements (35), and f32 (20, a tile of
+  // 24). Rows that follow one another keep the power of 2.
   for (const nf::DType dt : {nf::f16, nf::bf16}) {
     INFO(nf::name(dt));
     for (const std::int64_t n : {36, 35}) {
@@ -134,8 +135,10 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
       check_same(nf::transpose(x, {2, 1, 0}) * y, n == 36 ? ";tiles0:40x64:pairs;" : ";tiles0:40x");
     }
   }
-  const nf::Array x20 = nf::randn({50, 20}), y20 = nf::randn({20, 50});
-  check_same(x20.T() - y20, ";tiles0:24x");
+  const nf::Array x20 = nf::randn({50, 6, 20}), y20 = nf::randn({20, 6, 50});
+  check_same(nf::transpose(x20, {2, 1, 0}) - y20, ";tiles0:24x32;");
+  const nf::Array z20 = nf::randn({50, 20}), w20 = nf::randn({20, 50});
+  check_same(z20.T() - w20, ";tiles0:8x");
   // A tile longer along the permuted dim than along the last.
   const nf::Array n = nf::astype(nf::randn({70, 8, 1000}), nf::f16);
   const nf::Array m = nf::astype(nf::randn({1000, 8, 70}), nf::f16);
