@@ -133,6 +133,8 @@ TEST_CASE("emulated: transposed and permuted views through shared-memory tiles",
       const nf::Array x = nf::astype(nf::randn({40, 20, n}), dt);
       const nf::Array y = nf::astype(nf::randn({n, 20, 40}), dt);
       check_same(nf::transpose(x, {2, 1, 0}) * y, n == 36 ? ";tiles0:40x64:pairs;" : ";tiles0:40x");
+      CHECK(nf::kernel_source(nf::transpose(x, {2, 1, 0}) * y)
+                .find("A tile spans all " + std::to_string(n) + " elements") != std::string::npos);
     }
   }
   const nf::Array x20 = nf::randn({50, 6, 20}), y20 = nf::randn({20, 6, 50});

@@ -47,6 +47,7 @@ class PermutedTiles final : public FusedWalk {
            "read the views marked tile along that dim into shared memory, then compute\n"
            "along the last, where the flat arrays are contiguous, so that reads and\n"
            "writes are coalesced." +
+           whole_dim(s) +
            (prefetches(s)
                 ? "\nThe flat arrays' elements are loaded before the tiles are read, beside\n"
                   "those reads, so that a tile waits for memory once."
@@ -195,6 +196,15 @@ class PermutedTiles final : public FusedWalk {
     r += std::to_string(j);
     r += "[k]";
     return r;
+  }
+
+  // Where a tile spans all of the tiled dim, say so: each row of the view
+  // is then read whole by one tile (fused_spec.cpp says where tiles do).
+  static std::string whole_dim(const FusedSpec& s) {
+    const std::int64_t along = s.walk_dims[std::size_t(s.tile_dim)];
+    if (s.tile_edge < along) return "";
+    return "\nA tile spans all " + std::to_string(along) +
+           " elements of that dim: each row of the view is\nread whole by one tile.";
   }
 
   // Phase 2's trips.
