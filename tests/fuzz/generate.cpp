@@ -103,6 +103,7 @@ class Generator {
   }
 
   Shape domain_shape() {
+    if (chance(0.125)) return large_shape();
     const int rank = uniform(0, 4);
     Shape s;
     for (int d = 0; d < rank; ++d) s.push_back(extent());
@@ -110,6 +111,28 @@ class Generator {
     while (numel(s) > 3000) {
       auto big = std::max_element(s.begin(), s.end());
       *big = (*big + 1) / 3;
+    }
+    return s;
+  }
+
+  // One case in eight: up to 16,384 elements, the last dim 32 or more and
+  // the others 8 or more, so that the walks that need such dims run too:
+  // tiles of a permuted view take 8 along its dim by 32 along the last, and
+  // 2-byte ones 512 elements after their dim.
+  Shape large_shape() {
+    static const std::vector<std::int64_t> sizes = {8, 9, 12, 17, 31, 33, 40, 64, 100};
+    static const std::vector<std::int64_t> lasts = {33, 40, 64, 76, 100};
+    const int rank = uniform(2, 4);
+    Shape s;
+    for (int d = 0; d + 1 < rank; ++d) s.push_back(pick(sizes));
+    s.push_back(pick(lasts));
+    while (numel(s) > 16384) {  // halve the other dims first, down to 8, then the last
+      auto big = std::max_element(s.begin(), s.end() - 1);
+      if (*big > 8) {
+        *big = std::max<std::int64_t>(8, *big / 2);
+      } else {
+        s.back() = std::max<std::int64_t>(32, s.back() / 2);
+      }
     }
     return s;
   }
