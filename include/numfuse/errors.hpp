@@ -54,6 +54,13 @@ class CompileError : public Error {
   std::string log_;
 };
 
+// A file that cannot be opened, read or written, or whose contents are not
+// what its format says (nf::load of a truncated or foreign .npy file).
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+
 class CudaError : public Error {
  public:
   using Error::Error;

@@ -7,6 +7,7 @@
 #include "numfuse/errors.hpp"
 #include "numfuse/eval.hpp"
 #include "numfuse/expr.hpp"
+#include "numfuse/io.hpp"
 #include "numfuse/ops.hpp"
 #include "numfuse/random.hpp"
 #include "numfuse/record.hpp"

@@ -25,33 +25,15 @@
 #include "compile/warning.hpp"
 #include "numfuse/errors.hpp"
 
+#include "../temp_dir.hpp"
+
 namespace fs = std::filesystem;
 using nf::jit::DiskCache;
 using nf::jit::KernelImage;
 using nf::jit::StoredKernel;
+using nf::test::TempDir;
 
 namespace {
-
-// A fresh directory, removed with everything in it at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("numfuse-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ignored);
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 std::string key_of(int i) {
   return nf::jit::image_key("source " + std::to_string(i), "sm_80");

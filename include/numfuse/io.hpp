@@ -1,0 +1,26 @@
+// Arrays to and from files in numpy's .npy format, so that weights saved here
+// open with numpy.load and arrays numpy saved open here.
+#pragma once
+
+#include <string>
+
+#include "numfuse/array.hpp"
+#include "numfuse/device.hpp"
+
+namespace nf {
+
+// Writes `a` (any layout, any device) to `path` as a C-order .npy file
+// (format 1.0, or 2.0 where the header needs it). bf16, which numpy has no
+// code for, is written as 2-byte void ('<V2'), as numpy.save writes
+// ml_dtypes.bfloat16; numpy reads it back with .view(ml_dtypes.bfloat16).
+// Throws IOError where the file cannot be written.
+void save(const std::string& path, const Array& a);
+
+// Reads a .npy file (format 1.0 to 3.0, C or Fortran order) into a new array
+// on `device`. Little-endian or byte-sized dtypes numfuse has: '<f2' '<f4'
+// '<f8' '<i4' '<i8' '|u1' '|b1', and '<V2' as bf16. Throws IOError naming
+// the file and what is wrong where it is missing, truncated, not .npy, or
+// holds a dtype numfuse has not.
+Array load(const std::string& path, Device device = default_device());
+
+}  // namespace nf
