@@ -226,4 +226,10 @@ Array array(const std::vector<T>& data) {
   return array(data, Shape{static_cast<std::int64_t>(data.size())});
 }
 
+// Joining arrays, as numpy's: a new array of the operands' promoted dtype on
+// the first operand's device. concatenate joins along an existing axis, on
+// which the shapes may differ; stack along a new axis, arrays of one shape.
+Array concatenate(const std::vector<Expr>& xs, int axis = 0);
+Array stack(const std::vector<Expr>& xs, int axis = 0);
+
 }  // namespace nf
