@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "numfuse/array.hpp"
 #include "numfuse/dtype.hpp"
 #include "numfuse/expr.hpp"
 #include "numfuse/shape.hpp"
@@ -22,5 +23,9 @@ Expr randn_like(const Expr& x);
 // 1 with probability p, else 0, in p's dtype (f32 for an integer p).
 Expr bernoulli(const Expr& p);
 Expr bernoulli(const Shape& shape, double p, DType dtype = default_float);
+
+// 0 .. n-1 in a random order (i64), as numpy's permutation(n): the same seed
+// gives the same order on every backend. Evaluated now, unlike the draws above.
+Array permutation(std::int64_t n);
 
 }  // namespace nf

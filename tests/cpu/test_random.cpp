@@ -7,6 +7,7 @@
 // enough that a wrong transform, a lane mix-up or a repeated block fails.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -390,4 +391,37 @@ TEST_CASE("f32 random values do not depend on the CPU compute dtype", "[cpu-back
   const std::vector<float> n2 = Array(nf::randn({1001})).to_vector<float>();
   CHECK(same_bits(u1, u2));
   CHECK(same_bits(n1, n2));
+}
+
+TEST_CASE("permutation: every index once, in an order the seed repeats on every backend",
+          "[random]") {
+  constexpr std::int64_t n = 1000;
+  nf::seed(99);
+  const nf::Array p = nf::permutation(n);
+  CHECK(p.dtype() == nf::i64);
+  CHECK(p.shape() == nf::Shape{n});
+  const std::vector<std::int64_t> order = p.to_vector<std::int64_t>();
+  std::vector<std::int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int64_t> identity(std::size_t(n), 0);
+  for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = std::int64_t(i);
+  CHECK(sorted == identity);
+  // A random order leaves about one index of the 1000 in place.
+  std::size_t fixed = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) fixed += order[i] == std::int64_t(i);
+  CHECK(fixed < 10);
+
+  nf::seed(99);
+  std::vector<std::int64_t> on_cpu;
+  {
+    nf::test::OnDevice cpu(nf::Device::cpu());
+    on_cpu = nf::permutation(n).to_vector<std::int64_t>();
+  }
+  CHECK(on_cpu == order);
+  nf::seed(100);
+  CHECK(nf::permutation(n).to_vector<std::int64_t>() != order);
+
+  CHECK(nf::permutation(0).shape() == nf::Shape{0});
+  CHECK(nf::permutation(1).to_vector<std::int64_t>() == std::vector<std::int64_t>{0});
+  CHECK_THROWS_AS(nf::permutation(-1), nf::ValueError);
 }
