@@ -9,6 +9,7 @@
 #include "numfuse/expr.hpp"
 #include "numfuse/io.hpp"
 #include "numfuse/ops.hpp"
+#include "numfuse/print.hpp"
 #include "numfuse/random.hpp"
 #include "numfuse/record.hpp"
 #include "numfuse/shape.hpp"
