@@ -234,7 +234,7 @@ int main() {
   {
     const std::int64_t n = std::int64_t(1) << 26;
     const std::size_t bytes = std::size_t(n) * 4;
-    const std::string shape = nf::to_string({n});
+    const std::string shape = nf::to_string(nf::Shape{n});
     double copy_gbps;
     {
       auto a = nf::cuda::allocate_device(0, bytes), b = nf::cuda::allocate_device(0, bytes);
