@@ -5,8 +5,11 @@
 # /usr/local/cuda or on PATH; Debian's own is too old.
 set -euo pipefail
 
+# dataset-fashion-mnist: the IDX files under /usr/share/datasets/fashion-mnist
+# that the examples and nf::load_idx's tests read; libpng-dev and gnuplot-nox
+# draw the training examples' pictures (examples/rbm.cpp, examples/mlp.cpp).
 packages=(cmake make g++ catch2 libfmt-dev libopenblas0 libxxhash-dev zlib1g-dev python3
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin dataset-fashion-mnist libpng-dev gnuplot-nox)
 
 missing=()
 for p in "${packages[@]}"; do

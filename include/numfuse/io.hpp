@@ -1,5 +1,6 @@
 // Arrays to and from files in numpy's .npy format, so that weights saved here
-// open with numpy.load and arrays numpy saved open here.
+// open with numpy.load and arrays numpy saved open here; and arrays from IDX
+// files, the format of MNIST and Fashion-MNIST.
 #pragma once
 
 #include <string>
@@ -22,5 +23,13 @@ void save(const std::string& path, const Array& a);
 // the file and what is wrong where it is missing, truncated, not .npy, or
 // holds a dtype numfuse has not.
 Array load(const std::string& path, Device device = default_device());
+
+// Reads an IDX file, gzipped (.gz) or not, into a new array of the file's
+// shape on `device`. IDX type codes become numfuse dtypes: 0x08 (unsigned
+// byte) u8, 0x0C (int) i32, 0x0D (float) f32, 0x0E (double) f64; numfuse has
+// no i8 or i16, so 0x09 (signed byte) and 0x0B (short) widen to i32. Throws
+// IOError naming the file and what is wrong where it is missing, truncated
+// (the bytes expected and found), has no IDX magic or an unknown type code.
+Array load_idx(const std::string& path, Device device = default_device());
 
 }  // namespace nf
