@@ -166,6 +166,28 @@ Expr squeeze(const Expr& x, Axes axes = {});
 Expr expand_dims(const Expr& x, int axis);
 Expr broadcast_to(const Expr& x, Shape shape);
 
+// ---- indexing with arrays -------------------------------------------------------
+// numpy's take: the elements of `a` at `indices` (an integer array) along
+// `axis`, of shape a.shape[:axis] + indices.shape + a.shape[axis+1:]; without
+// an axis, of `a` flattened. A statement reading the result gathers straight
+// from `a`'s memory, one kernel.
+//   raise: an index outside -n .. n-1 (n = a.shape[axis]) is a ValueError
+//          naming it; negative indices count from the end. The check reads
+//          the largest index back from the device, so the call waits for it.
+//   wrap:  indices taken modulo n; clip: clipped to 0 .. n-1, as numpy's
+//          modes. Neither checks, so neither waits.
+enum class TakeMode : std::uint8_t { raise, wrap, clip };
+
+Expr take(const Expr& a, const Expr& indices, int axis, TakeMode mode = TakeMode::raise);
+Expr take(const Expr& a, const Expr& indices);
+
+// Selection by a boolean mask, numpy's a[mask]: extract takes the elements
+// of `a` (flattened) where `condition` (of a's size) is true; compress the
+// slices along `axis` where the 1-D `condition` is, as numpy's. The mask is
+// read back to the host to find the result's length, so the call waits for it.
+Expr extract(const Expr& condition, const Expr& a);
+Expr compress(const Expr& condition, const Expr& a, int axis);
+
 // ---- products ----------------------------------------------------------------
 // dot: numpy's rules for 1-D and 2-D operands. matmul: also batched (..., M, K)
 // @ (..., K, N) with broadcast batch axes. On a GPU they run through cuBLASLt;

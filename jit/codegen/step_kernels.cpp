@@ -25,11 +25,16 @@ StepKernels::StepKernels(const Program& p, const Schedule& s, const Step& step,
   } else if (step.kind == StepKind::fused && numel(step.domain) > 0) {
     const FusedSpec& spec = spec_.emplace<FusedSpec>(make_fused_spec(p, s, step, layouts, outputs));
     kernels_.push_back(describe_fused(spec));
+  } else if (step.kind == StepKind::gather && numel(step.domain) > 0) {
+    const GatherSpec& spec =
+        spec_.emplace<GatherSpec>(make_gather_spec(p, s, step, layouts, outputs));
+    kernels_.push_back(describe_gather(spec));
   }
 }
 
 std::string StepKernels::source(std::size_t i) const {
   if (const ReduceSpec* r = reduce_spec()) return generate_reduce(*r).at(i).source;
+  if (const GatherSpec* g = std::get_if<GatherSpec>(&spec_)) return generate_gather(*g).source;
   return generate_fused(std::get<FusedSpec>(spec_)).source;
 }
 
@@ -39,6 +44,8 @@ std::vector<GeneratedKernel> StepKernels::generated() const {
   if (const ReduceSpec* r = reduce_spec()) {
     out = generate_reduce(*r);
     out.resize(kernels_.size());
+  } else if (const GatherSpec* g = std::get_if<GatherSpec>(&spec_)) {
+    out.push_back(generate_gather(*g));
   } else {
     out.push_back(generate_fused(std::get<FusedSpec>(spec_)));
   }
@@ -48,6 +55,7 @@ std::vector<GeneratedKernel> StepKernels::generated() const {
 bool StepKernels::index64() const {
   if (const ReduceSpec* r = reduce_spec()) return r->index64;
   if (const FusedSpec* f = std::get_if<FusedSpec>(&spec_)) return f->index64;
+  if (const GatherSpec* g = std::get_if<GatherSpec>(&spec_)) return g->index64;
   return false;
 }
 

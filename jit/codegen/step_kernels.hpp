@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/fused_spec.hpp"
+#include "codegen/gather_kernel.hpp"
 #include "codegen/generated_kernel.hpp"
 #include "codegen/reduce_spec.hpp"
 
@@ -46,7 +47,7 @@ class StepKernels {
   const Step* step_;
   const std::vector<std::optional<Layout>>* layouts_;
   const std::vector<Array>* outputs_;
-  std::variant<std::monostate, ReduceSpec, FusedSpec> spec_;
+  std::variant<std::monostate, ReduceSpec, FusedSpec, GatherSpec> spec_;
   std::vector<GeneratedKernel> kernels_;
 };
 

@@ -39,7 +39,7 @@
 namespace nf::jit {
 
 struct ManifestEntry {
-  std::string name;       // the kernel's name, fused_... or reduce_...
+  std::string name;       // the kernel's name: nf_fused_..., nf_reduce_..., nf_gather_...
   std::string arch;       // the arch the source was generated for: "sm_90"
   std::string signature;  // what the in-memory kernel table keys it by
   std::string source;

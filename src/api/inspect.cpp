@@ -84,6 +84,7 @@ std::string Plan::to_string() const {
     const Step& step = s.steps[k];
     const char* kind = step.kind == StepKind::fused       ? "fused kernel"
                        : step.kind == StepKind::reduction ? "reduction"
+                       : step.kind == StepKind::gather    ? "gather"
                                                           : "gemm";
     std::int64_t bytes = 0;
     o << "step " << k << ": " << kind;

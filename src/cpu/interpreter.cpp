@@ -126,6 +126,8 @@ class Runner {
         return run_reduction(p_, s, writes, mem_);
       case StepKind::gemm:
         return run_gemm(p_, s, writes.back(), mem_);
+      case StepKind::gather:
+        return run_gather(p_, s, writes.back(), mem_);
     }
   }
 

@@ -30,6 +30,9 @@ void run_reduction(const Program& p, const Step& s, const std::vector<Write>& wr
 // A product and its epilogue, written to `out`.
 void run_gemm(const Program& p, const Step& s, const Write& out, const Memory& mem);
 
+// A take: the array's elements at its indices, written to `out`.
+void run_gather(const Program& p, const Step& s, const Write& out, const Memory& mem);
+
 // The nodes a step computes, as a mask over the program.
 std::vector<bool> computed_by(const Program& p, const Step& s);
 

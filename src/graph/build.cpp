@@ -531,4 +531,24 @@ NodePtr make_matmul(const NodePtr& a, const NodePtr& b, MatmulPrecision precisio
   return finish(std::move(n));
 }
 
+NodePtr make_take(const NodePtr& a, const NodePtr& indices, int axis, TakeMode mode) {
+  const DType t = indices->dtype;
+  if (t != i32 && t != i64 && t != u8) {
+    throw DTypeError(
+        "nf::take: indices must be integers (i32, i64 or u8), got " + std::string(name(t)) +
+        (t == bool_ ? "; select with a mask through nf::compress or nf::extract" : ""));
+  }
+  if (axis < 0 || axis >= int(a->shape.size())) {
+    throw InternalError("make_take: axis " + std::to_string(axis) + " of a rank " +
+                        std::to_string(a->shape.size()) + " operand");
+  }
+  Shape shape(a->shape.begin(), a->shape.begin() + axis);
+  shape.insert(shape.end(), indices->shape.begin(), indices->shape.end());
+  shape.insert(shape.end(), a->shape.begin() + axis + 1, a->shape.end());
+  auto n = node(OpId::take, a->dtype, std::move(shape), {a, indices});
+  n->axis = axis;
+  n->mode = mode;
+  return finish(std::move(n));
+}
+
 }  // namespace nf

@@ -28,6 +28,10 @@ NodePtr make_permute(const NodePtr& x, std::vector<int> perm);
 NodePtr make_broadcast(const NodePtr& x, const Shape& shape);
 // `precision`: how an f32 product computes on a GPU (held in the node's precision).
 NodePtr make_matmul(const NodePtr& a, const NodePtr& b, MatmulPrecision precision);
+// numpy's take of `a` at integer `indices` along `axis` (normalised, of a's
+// rank): its value at c is a's with the coordinate along axis replaced by
+// indices' value at c's dims axis .. axis + indices.ndim - 1.
+NodePtr make_take(const NodePtr& a, const NodePtr& indices, int axis, TakeMode mode);
 
 // A copy of `n` over new inputs of the same shapes and dtypes.
 NodePtr rebuild(const Node& n, NodeInputs inputs);

@@ -43,11 +43,13 @@ std::string code_attributes(const Node& n) {
   visit_attributes([&](auto use, const char* name, auto field) {
     if constexpr (use == AttributeUse::code) {
       const auto& v = n.*field;
-      static_assert(std::is_integral_v<std::remove_cvref_t<decltype(v)>>,
+      using T = std::remove_cvref_t<decltype(v)>;
+      static_assert(std::is_integral_v<T> || std::is_enum_v<T>,
                     "code attributes are written as numbers");
       // Appended piece by piece: GCC 12 takes "@" + std::string(name) here for
       // an overlapping copy in the ASan build (-Wrestrict, a false positive).
-      if (v != 0) text.append("@").append(name).append("=").append(std::to_string(v));
+      if (v != T{})
+        text.append("@").append(name).append("=").append(std::to_string(static_cast<long long>(v)));
     }
   });
   return text;

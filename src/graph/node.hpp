@@ -109,10 +109,13 @@ struct Node {
   // Attributes, each used by the ops said beside it and left at its default
   // by every other op. visit_attributes (below) lists them for all that
   // compares, hashes or keys nodes.
-  ConstantValue value;                               // constant
-  int axis = 0;                                      // iota: the axis it counts along
+  ConstantValue value;  // constant
+  // iota: the axis it counts along; take: the axis of `a` it takes along,
+  // where the indices' dims lie in its shape
+  int axis = 0;
   int ddof = 0;                                      // var, std: delta degrees of freedom
   MatmulPrecision precision = MatmulPrecision::f32;  // matmul of f32
+  TakeMode mode = TakeMode::raise;                   // take: what an index out of range does
   std::vector<int> axes;               // reductions: the axes reduced (sorted); permute: the order
   std::uint64_t seed = 0;              // random
   std::uint64_t stream = 0;            // random: which stream of the seed
@@ -161,6 +164,7 @@ void visit_attributes(Visit&& visit) {
   visit(Use<AttributeUse::plan>(), "precision", &Node::precision);
   visit(Use<AttributeUse::code>(), "axis", &Node::axis);
   visit(Use<AttributeUse::code>(), "ddof", &Node::ddof);
+  visit(Use<AttributeUse::code>(), "mode", &Node::mode);
 }
 
 // An attribute as the 64-bit words that hashes and keys take: a number is

@@ -24,6 +24,7 @@ enum class OpKind : std::uint8_t {
   cast,
   view,
   gemm,
+  gather,
   elementwise,
   reduction
 };

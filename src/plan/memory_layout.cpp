@@ -1,5 +1,7 @@
 #include "plan/memory_layout.hpp"
 
+#include <algorithm>
+
 #include "core/shape_util.hpp"
 #include "core/storage.hpp"
 
@@ -76,6 +78,10 @@ std::vector<std::optional<Layout>> memory_layouts(const Program& p, const Schedu
 
 bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
                                      std::span<const Array> outputs) {
+  // A take reads its array at the places its indices name, not at the
+  // elements it writes.
+  const bool gathers = std::any_of(p.nodes.begin(), p.nodes.end(),
+                                   [](const NodePtr& n) { return n->op == OpId::take; });
   for (const NodePtr& n : p.nodes) {
     if (n->op != OpId::leaf) continue;
     const Array& in = *n->array;
@@ -83,7 +89,7 @@ bool writes_where_it_reads_elsewhere(const Program& p, const Schedule& s,
       if (in.storage() != out.storage()) continue;
       const bool same_map = in.offset() == out.offset() && in.shape() == out.shape() &&
                             in.strides() == out.strides() && in.dtype() == out.dtype();
-      if (!same_map || s.steps.size() > 1) return true;
+      if (!same_map || gathers || s.steps.size() > 1) return true;
     }
   }
   return false;

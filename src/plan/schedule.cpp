@@ -168,7 +168,11 @@ class Planner {
       const Node& nd = node(i);
       const OpKind k = op_kind(nd.op);
       if (k == OpKind::leaf || (k == OpKind::gemm && !has_epilogue[i])) mem_[i] = true;
-      if (k == OpKind::gemm || nd.op == OpId::reshape || nd.op == OpId::permute) {
+      // A take is gathered from memory into memory: its consumers read it
+      // from there.
+      if (k == OpKind::gather) mem_[i] = true;
+      if (k == OpKind::gemm || k == OpKind::gather || nd.op == OpId::reshape ||
+          nd.op == OpId::permute) {
         for (int in : inputs(i)) mem_[in] = true;
         if (k == OpKind::view) mem_[i] = true;
       }
@@ -294,6 +298,9 @@ class Planner {
       } else if (k == OpKind::gemm) {
         plan_.home[i] = Schedule::Home::step;
         steps_add(gemm_step(Epilogue{{i}}));
+      } else if (k == OpKind::gather) {
+        plan_.home[i] = Schedule::Home::step;
+        steps_add({StepKind::gather, nd.shape, {i}, {inputs(i)[0], inputs(i)[1]}, {i}, {}});
       } else {
         plan_.home[i] = Schedule::Home::step;
         steps_add(cone_step(i));
@@ -363,7 +370,10 @@ class Planner {
   // Two steps can share a kernel when both iterate over the same domain: a
   // fused step's elements are a reduction step's elements.
   static bool same_iteration(const Step& t, const Step& s) {
-    if (t.kind == StepKind::gemm || s.kind == StepKind::gemm || t.domain != s.domain) return false;
+    const auto alone = [](const Step& x) {
+      return x.kind == StepKind::gemm || x.kind == StepKind::gather;
+    };
+    if (alone(t) || alone(s) || t.domain != s.domain) return false;
     return t.kind != StepKind::reduction || s.kind != StepKind::reduction || t.axes == s.axes;
   }
 

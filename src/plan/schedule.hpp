@@ -16,6 +16,7 @@ enum class StepKind : std::uint8_t {
   reduction,  // reductions over the same axes of one domain with their elementwise
               // producers and the consumers that broadcast them back: one kernel
   gemm,       // one matmul node reading both operands from memory, and its epilogue
+  gather,     // one take node reading its array and its indices from memory
 };
 
 // What cuBLASLt applies to a product before writing it: a bias along the last
@@ -32,7 +33,8 @@ struct Step {
   std::vector<int> writes;  // nodes it writes to memory
   std::vector<int> axes;    // reduction steps: the reduced axes of `domain`
   // gemm steps: nodes are the product, then its epilogue's; reads are A, B
-  // and, with a bias, the bias vector.
+  // and, with a bias, the bias vector. gather steps: the take node; reads
+  // are its array, then its indices.
   bool bias = false;
   Activation activation = Activation::none;
   // Reduction steps whose reductions are apart (ScheduleOptions::apart): a

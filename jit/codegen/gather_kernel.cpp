@@ -1,0 +1,172 @@
+#include "codegen/gather_kernel.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "codegen/expressions.hpp"
+#include "codegen/fused_spec.hpp"
+#include "codegen/reduce_model.hpp"
+#include "codegen/source_writer.hpp"
+#include "compile/runtime_source.hpp"
+
+namespace nf::jit {
+namespace {
+
+constexpr int kThreads = 256;
+
+const char* mode_name(TakeMode m) {
+  switch (m) {
+    case TakeMode::wrap:
+      return "wrap";
+    case TakeMode::clip:
+      return "clip";
+    default:
+      return "raise";
+  }
+}
+
+// The element type copied: elements are moved as they lie, so one kernel
+// serves every dtype of a size.
+const char* element_ctype(std::size_t bytes) {
+  switch (bytes) {
+    case 1:
+      return "unsigned char";
+    case 2:
+      return "unsigned short";
+    case 4:
+      return "unsigned int";
+    default:
+      return "unsigned long long";
+  }
+}
+
+// Where index v lands along the axis, as gathered_index (plan/gather_map.hpp)
+// computes it on the host.
+std::string landing(TakeMode m) {
+  switch (m) {
+    case TakeMode::wrap:
+      return "(v % extent + extent) % extent";
+    case TakeMode::clip:
+      return "v < 0 ? 0 : v >= extent ? extent - 1 : v";
+    default:
+      return "v < 0 ? v + extent : v";  // in range: checked by nf::take
+  }
+}
+
+// "a[c0, index[c1, c2], c3]" for the kernel's comment.
+std::string formula(const GatherSpec& s) {
+  const int rank = int(s.step->domain.size());
+  const int axis = s.take->axis, k = int(s.take->inputs[1]->shape.size());
+  auto coords = [](int from, int to) {
+    std::string c;
+    for (int d = from; d < to; ++d) c += (c.empty() ? "c" : ", c") + std::to_string(d);
+    return c;
+  };
+  std::string index = "index[" + coords(axis, axis + k) + "]";
+  std::string a = coords(0, axis);
+  a += (a.empty() ? "" : ", ") + index;
+  const std::string after = coords(axis + k, rank);
+  if (!after.empty()) a += ", " + after;
+  return "out[" + coords(0, rank) + "] = a[" + a + "]";
+}
+
+class GatherKernel {
+ public:
+  explicit GatherKernel(const GatherSpec& spec) : s_(spec), rank_(int(spec.step->domain.size())) {}
+
+  GeneratedKernel run(bool with_source) {
+    const std::size_t bytes = itemsize(s_.take->dtype);
+    k_.signature = "gather;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
+                   std::to_string(rank_) + ";bytes" + std::to_string(bytes) +
+                   ";index:" + std::string(name(s_.index_dtype)) + ";" + mode_name(s_.take->mode);
+    k_.name = kernel_name("gather", k_.signature);
+    k_.threads = kThreads;
+    k_.blocks = std::clamp<std::int64_t>((numel(s_.step->domain) + kThreads - 1) / kThreads, 1,
+                                         std::numeric_limits<int>::max());
+    const std::string text = kernel_text(element_ctype(bytes));  // also lists the parameters
+    if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
+    return std::move(k_);
+  }
+
+ private:
+  std::string parameters(const std::string& element) {
+    KernelParams p;
+    p.add(element + "* __restrict__ out0", {KernelParam::Kind::output, 0, s_.take->dtype});
+    p.add("const " + element + "* __restrict__ in0", {KernelParam::Kind::input, 0, s_.take->dtype});
+    p.add("const " + std::string(storage_ctype(s_.index_dtype)) + "* __restrict__ in1",
+          {KernelParam::Kind::input, 1, s_.index_dtype});
+    p.add("const nf_idx n", {KernelParam::Kind::count, 0, i64});
+    p.walk_dims("dom", s_.step->domain, s_.index64);
+    p.extent("st_a", s_.map.array, true);
+    p.extent("st_index", s_.map.indices, true);
+    p.extent("st_out", s_.out_strides, true);
+    p.extent("axis_stride", {s_.map.axis_stride}, false);
+    p.extent("extent", {s_.map.extent}, false);
+    k_.params = std::move(p.params);
+    k_.extents = std::move(p.extents);
+    return p.text;
+  }
+
+  std::string kernel_text(const std::string& element) {
+    SourceWriter w;
+    w.raw("// numfuse gather kernel " + k_.name + "\n// signature: " + k_.signature + "\n//\n");
+    w.raw("// numpy's take along axis " + std::to_string(s_.take->axis) + ": " + formula(s_) +
+          ".\n// A thread per element of out: its coordinates (without a division,\n"
+          "// nf_walk_dims), the index read at them, the element of a it names.\n");
+    w.raw("typedef " + std::string(s_.index64 ? "long long" : "int") + " nf_idx;\n\n");
+    w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
+           k_.name + "(\n" + parameters(element) + ")");
+    w.line("nf_wait_for_earlier_kernels();");
+    w.line("const nf_idx stride = (nf_idx)gridDim.x * blockDim.x;");
+    w.open("for (nf_idx i = (nf_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)");
+    w.line("nf_idx rest = i, at_a = 0, at_index = 0, at_out = 0;");
+    w.line("#pragma unroll");
+    w.open("for (int k = " + std::to_string(rank_ - 1) + "; k >= 0; --k)");
+    w.line("const nf_idx c = k ? nf_coordinate(dom, k, rest) : rest;");
+    w.line("at_a += c * st_a.d[k];");
+    w.line("at_index += c * st_index.d[k];");
+    w.line("at_out += c * st_out.d[k];");
+    w.close();
+    w.line("const long long v = in1[at_index];");
+    w.line("const nf_idx taken = (nf_idx)(" + landing(s_.take->mode) + ");");
+    w.line("out0[at_out] = in0[at_a + taken * axis_stride];");
+    w.close();
+    w.close();
+    return w.text();
+  }
+
+  const GatherSpec& s_;
+  const int rank_;
+  GeneratedKernel k_;
+};
+
+}  // namespace
+
+GatherSpec make_gather_spec(const Program& p, const Schedule& s, const Step& step,
+                            const std::vector<std::optional<Layout>>& layouts,
+                            const std::vector<Array>& outputs) {
+  GatherSpec spec;
+  spec.step = &step;
+  spec.take = p.nodes[step.nodes[0]].get();
+  const Layout& a = *layouts[step.reads[0]];
+  const Layout& index = *layouts[step.reads[1]];
+  const Layout out = write_layout(s, step.writes[0], layouts, outputs);
+  spec.index_dtype = index.dtype;
+  spec.map = gather_map(*spec.take, a.strides, index.strides);
+  spec.out_strides = out.strides;
+  constexpr std::int64_t kInt32Reach = std::int64_t(1) << 31;
+  spec.index64 = numel(step.domain) >= kInt32Reach || a.beyond_int32() || index.beyond_int32() ||
+                 out.beyond_int32();
+  return spec;
+}
+
+GeneratedKernel describe_gather(const GatherSpec& spec) {
+  return GatherKernel(spec).run(false);
+}
+
+GeneratedKernel generate_gather(const GatherSpec& spec) {
+  return GatherKernel(spec).run(true);
+}
+
+}  // namespace nf::jit
