@@ -255,7 +255,22 @@ std::vector<Case> gemm_cudamat(const nf::Shape& s) {
   return cases;
 }
 
-// The workloads and shapes of peer_bench.py, in its order.
+// numpy's take of an f32 array's rows (axis 0) or columns (axis 1) in a
+// random order, as a shuffle of a data set reads them; in clip mode, so that
+// the statement timed is the gather alone, without the read back of raise.
+std::function<std::vector<Case>(const nf::Shape&)> take_along(int axis) {
+  return [axis](const nf::Shape& s) {
+    const nf::Array x = nf::randn(s);
+    const nf::Array order = nf::permutation(s[std::size_t(axis)]);
+    const auto take = [x, order, axis] {
+      return std::vector<nf::Expr>{nf::take(x, order, axis, nf::TakeMode::clip)};
+    };
+    return std::vector<Case>{
+        {nf::to_string(s), take, 2.0 * 4 * double(x.size()) + 8.0 * double(order.size())}};
+  };
+}
+
+// The workloads and shapes of peer_bench.py, in its order, then numfuse's own.
 std::vector<Workload> workloads() {
   const std::vector<nf::Shape> rows = {
       {128, 784}, {4096, 4096}, {8192, 8192}, {32768, 1024}, {1024, 32768}};
@@ -273,6 +288,8 @@ std::vector<Workload> workloads() {
       {"adam", {{1 << 20}, {1 << 26}}, {}, adam, {1 << 20}},
       {"rbm_up", {{128, 784, 4096}, {256, 2048, 4096}}, {}, rbm_up},
       {"gemm_cudamat", {{2000, 40000, 2000}}, {}, gemm_cudamat},
+      {"take_rows", {{60000, 784}, {1 << 20, 64}, {8192, 8192}, {1 << 22, 3}}, {}, take_along(0)},
+      {"take_cols", {{8192, 8192}, {784, 60000}}, {}, take_along(1)},
   };
 }
 
