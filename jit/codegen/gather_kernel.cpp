@@ -36,9 +36,35 @@ const char* element_ctype(std::size_t bytes) {
       return "unsigned short";
     case 4:
       return "unsigned int";
-    default:
+    case 8:
       return "unsigned long long";
+    default:
+      return "nf_vec<unsigned int, 4>";
   }
+}
+
+// The widest vector (16 bytes at most) whose elements lie contiguous along
+// the last dim in the array and the output, every row of both starting on
+// its boundary.
+int vector_width(const Node& t, const Shape& domain, const GatherMap& m, const Layout& a,
+                 const Layout& out) {
+  const std::size_t last = domain.size() - 1;
+  if (std::size_t(t.axis) + t.inputs[1]->shape.size() == domain.size()) return 1;  // indices' dim
+  if (m.array[last] != 1 || out.strides[last] != 1) return 1;
+  int w = int(16 / itemsize(t.dtype));
+  auto aligned = [&](std::int64_t x) { return x % w == 0; };
+  auto fits = [&] {
+    if (!aligned(domain[last]) || !aligned(a.offset) || !aligned(out.offset) ||
+        !aligned(m.axis_stride)) {
+      return false;
+    }
+    for (std::size_t d = 0; d < last; ++d) {
+      if (!aligned(m.array[d]) || !aligned(out.strides[d])) return false;
+    }
+    return true;
+  };
+  while (w > 1 && !fits()) w /= 2;
+  return w;
 }
 
 // Where index v lands along the axis, as gathered_index (plan/gather_map.hpp)
@@ -73,16 +99,16 @@ std::string formula(const GatherSpec& s) {
 
 class GatherKernel {
  public:
-  explicit GatherKernel(const GatherSpec& spec) : s_(spec), rank_(int(spec.step->domain.size())) {}
+  explicit GatherKernel(const GatherSpec& spec) : s_(spec), rank_(int(spec.domain.size())) {}
 
   GeneratedKernel run(bool with_source) {
-    const std::size_t bytes = itemsize(s_.take->dtype);
+    const std::size_t bytes = itemsize(s_.take->dtype) * std::size_t(s_.vector);
     k_.signature = "gather;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
                    std::to_string(rank_) + ";bytes" + std::to_string(bytes) +
                    ";index:" + std::string(name(s_.index_dtype)) + ";" + mode_name(s_.take->mode);
     k_.name = kernel_name("gather", k_.signature);
     k_.threads = kThreads;
-    k_.blocks = std::clamp<std::int64_t>((numel(s_.step->domain) + kThreads - 1) / kThreads, 1,
+    k_.blocks = std::clamp<std::int64_t>((numel(s_.domain) + kThreads - 1) / kThreads, 1,
                                          std::numeric_limits<int>::max());
     const std::string text = kernel_text(element_ctype(bytes));  // also lists the parameters
     if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
@@ -96,8 +122,8 @@ class GatherKernel {
     p.add("const " + element + "* __restrict__ in0", {KernelParam::Kind::input, 0, s_.take->dtype});
     p.add("const " + std::string(storage_ctype(s_.index_dtype)) + "* __restrict__ in1",
           {KernelParam::Kind::input, 1, s_.index_dtype});
-    p.add("const nf_idx n", {KernelParam::Kind::count, 0, i64});
-    p.walk_dims("dom", s_.step->domain, s_.index64);
+    p.extent("n", {numel(s_.domain)}, false);
+    p.walk_dims("dom", s_.domain, s_.index64);
     p.extent("st_a", s_.map.array, true);
     p.extent("st_index", s_.map.indices, true);
     p.extent("st_out", s_.out_strides, true);
@@ -111,9 +137,14 @@ class GatherKernel {
   std::string kernel_text(const std::string& element) {
     SourceWriter w;
     w.raw("// numfuse gather kernel " + k_.name + "\n// signature: " + k_.signature + "\n//\n");
+    const bool vectors = s_.vector > 1;
+    const std::string unit = vectors ? "vector of " + std::to_string(s_.vector) +
+                                           " elements along the last dim (one load, one store)"
+                                     : "element";
     w.raw("// numpy's take along axis " + std::to_string(s_.take->axis) + ": " + formula(s_) +
-          ".\n// A thread per element of out: its coordinates (without a division,\n"
-          "// nf_walk_dims), the index read at them, the element of a it names.\n");
+          ".\n// A thread per " + unit + " of out:\n// its coordinates (without a division, " +
+          "nf_walk_dims), the index read at them,\n// the " + (vectors ? "vector" : "element") +
+          " of a it names." + (vectors ? " Strides count vectors." : "") + "\n");
     w.raw("typedef " + std::string(s_.index64 ? "long long" : "int") + " nf_idx;\n\n");
     w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
            k_.name + "(\n" + parameters(element) + ")");
@@ -130,6 +161,9 @@ class GatherKernel {
     w.close();
     w.line("const long long v = in1[at_index];");
     w.line("const nf_idx taken = (nf_idx)(" + landing(s_.take->mode) + ");");
+    // A copy of the whole element or vector: nvcc moves an nf_vec of 16 bytes
+    // with one ld.global.v4 and one st.global.v4 (a byte-wise memcpy of it,
+    // as nf_store_vector makes, took sixteen loads).
     w.line("out0[at_out] = in0[at_a + taken * axis_stride];");
     w.close();
     w.close();
@@ -155,9 +189,20 @@ GatherSpec make_gather_spec(const Program& p, const Schedule& s, const Step& ste
   spec.index_dtype = index.dtype;
   spec.map = gather_map(*spec.take, a.strides, index.strides);
   spec.out_strides = out.strides;
+  spec.domain = step.domain;
   constexpr std::int64_t kInt32Reach = std::int64_t(1) << 31;
   spec.index64 = numel(step.domain) >= kInt32Reach || a.beyond_int32() || index.beyond_int32() ||
                  out.beyond_int32();
+  spec.vector = vector_width(*spec.take, step.domain, spec.map, a, out);
+  if (spec.vector > 1) {
+    const std::size_t last = spec.domain.size() - 1;
+    spec.domain[last] /= spec.vector;
+    for (std::size_t d = 0; d < last; ++d) {
+      spec.map.array[d] /= spec.vector;
+      spec.out_strides[d] /= spec.vector;
+    }
+    spec.map.axis_stride /= spec.vector;
+  }
   return spec;
 }
 

@@ -1,6 +1,8 @@
 // A gather step of a plan (numpy's take) -> readable CUDA source for one
-// kernel: a thread per element of the output, which finds its coordinates,
-// reads the index there and copies the element of the array it names.
+// kernel: a thread per element of the output (or per vector of up to 16
+// bytes along its last dim, where rows lie contiguous and aligned), which
+// finds its coordinates, reads the index there and copies the element (the
+// vector) of the array it names.
 #pragma once
 
 #include <optional>
@@ -16,8 +18,15 @@ struct GatherSpec {
   const Step* step = nullptr;
   const Node* take = nullptr;
   DType index_dtype = i64;
-  GatherMap map;         // the array's and the indices' strides over the domain
-  Strides out_strides;   // the output's, over the domain
+  // Elements a thread moves with one load and one store: a vector along the
+  // last dim, where that dim is not the indices' and every row of the array
+  // and of the output starts on a vector's boundary; else 1.
+  int vector = 1;
+  // The domain, the array's and the indices' strides over it and the
+  // output's, all counted in vectors (the last dim in vectors too).
+  Shape domain;
+  GatherMap map;
+  Strides out_strides;
   bool index64 = false;  // 64-bit indices (a domain or offsets past 2^31)
 };
 

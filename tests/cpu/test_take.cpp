@@ -207,3 +207,29 @@ TEST_CASE("emulated: the generated gather kernel, every mode, a strided operand"
   const nf::Expr h = nf::take(nf::astype(a, nf::f16), indices({5, 0, -1}), 0);
   CHECK(values_of(nf::test::emulate({h})[0]) == values_of(h));
 }
+
+TEST_CASE("emulated: rows gathered a vector at a time where they lie contiguous and aligned",
+          "[take][emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  const nf::Array idx = indices({3, -1, 0, 3, 2});
+  for (nf::DType t : {nf::u8, nf::f16, nf::f32, nf::f64}) {
+    const nf::Array a = nf::astype(nf::round(nf::randn({4, 6, 16}, nf::f64) * 9.0), t);
+    // Rows of 16 along the last dim: a thread moves 16 bytes of any dtype.
+    const int width = int(16 / nf::itemsize(t));
+    for (int axis : {0, 1}) {
+      const nf::Expr e = nf::take(a, idx, axis, nf::TakeMode::wrap);
+      INFO(nf::name(t) << " axis " << axis << "\n" << nf::kernel_source(e).substr(0, 900));
+      CHECK(nf::kernel_source(e).find("vector of " + std::to_string(width) + " elements") !=
+            std::string::npos);
+      CHECK(values_of(nf::test::emulate({e})[0]) == values_of(e));
+    }
+    // A view one element in: its rows start off a vector's boundary, so it
+    // is read in narrower vectors or an element at a time.
+    const nf::Array shifted = a(nf::all, nf::all, nf::slice(1, 9));
+    const nf::Expr e = nf::take(shifted, idx, 1, nf::TakeMode::clip);
+    INFO(nf::name(t) << " shifted\n" << nf::kernel_source(e).substr(0, 900));
+    CHECK(nf::kernel_source(e).find("vector of " + std::to_string(width) + " ") ==
+          std::string::npos);
+    CHECK(values_of(nf::test::emulate({e})[0]) == values_of(e));
+  }
+}
