@@ -55,18 +55,24 @@ Expr take(const Expr& a, const Expr& indices, int axis, TakeMode mode) {
   const int ax = normalize_axis(axis, a.ndim(), "nf::take");
   const std::int64_t n = a.shape()[ax];
   const Array index = indices;
+  // The node first: it checks the indices' dtype and device.
+  NodePtr taken;
+  if (index.ndim() > 0) {
+    taken = make_take(a.node(), Expr(index).node(), ax, mode);
+  } else {
+    // A single index drops the axis, as numpy's: the take of one, reshaped.
+    Shape shape = a.shape();
+    shape.erase(shape.begin() + ax);
+    taken =
+        make_reshape(make_take(a.node(), make_reshape(Expr(index).node(), {1}), ax, mode), shape);
+  }
   if (n == 0 && index.size() > 0) {
     throw ValueError("nf::take: cannot take " + std::to_string(index.size()) +
                      " elements from axis " + std::to_string(ax) + " of length 0 (array of shape " +
                      to_string(a.shape()) + ")");
   }
   if (mode == TakeMode::raise) check_in_range(index, n, ax, a.shape());
-  if (index.ndim() > 0) return Expr(make_take(a.node(), Expr(index).node(), ax, mode));
-  // A single index drops the axis, as numpy's: the take of one, reshaped.
-  const NodePtr one = make_take(a.node(), make_reshape(Expr(index).node(), {1}), ax, mode);
-  Shape shape = a.shape();
-  shape.erase(shape.begin() + ax);
-  return Expr(make_reshape(one, shape));
+  return Expr(taken);
 }
 
 Expr take(const Expr& a, const Expr& indices) {

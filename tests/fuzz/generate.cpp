@@ -517,6 +517,40 @@ class Generator {
   }
 
   // An expression of any value whose shape broadcasts to `shape`.
+  // numpy's take of an expression along one axis of `shape`: indices of the
+  // axis's length into an axis of another, in any mode (out of range but
+  // for raise), from an i64, i32 or u8 array.
+  int take(const Shape& shape, int depth) {
+    if (shape.empty()) return -1;
+    const int axis = uniform(0, int(shape.size()) - 1);
+    Shape from = shape;
+    const std::int64_t n = std::max<std::int64_t>(extent(), 1);
+    from[std::size_t(axis)] = n;
+    static const std::vector<DType> index_dtypes = {i64, i32, u8};
+    const DType t = pick(index_dtypes);
+    const TakeMode mode = TakeMode(uniform(0, 2));
+    const int reach = int(mode == TakeMode::raise ? n : 3 * n);
+    std::vector<double> values;
+    for (std::int64_t k = 0; k < shape[std::size_t(axis)]; ++k) {
+      const int v = uniform(t == u8 ? 0 : -reach, std::min(reach - 1, 255));
+      values.push_back(double(v));
+    }
+    // The indices are read back (raise), so their placeholder holds them.
+    const Shape index_shape{shape[std::size_t(axis)]};
+    s_.inputs.push_back({t, index_shape, Domain::any, values});
+    placeholders_.push_back(nf::astype(nf::array(values, index_shape), t));
+    Term index = make(Term::Kind::leaf);
+    index.input = int(s_.inputs.size()) - 1;
+    int x = gen(from, depth + 1);
+    if (expr(x).shape() != from) x = leaf(from, leaf_dtype(), Domain::any);
+    Term g = make(Term::Kind::take);
+    g.args = {x, add(index, double(reach))};
+    g.axis = axis;
+    g.mode = mode;
+    if (g.args[1] < 0) return -1;
+    return add(g, bound_[std::size_t(x)]);
+  }
+
   int gen(const Shape& shape, int depth) {
     int r = -1;
     if (depth < max_depth_ && !(depth > 0 && chance(0.2))) {
@@ -525,8 +559,10 @@ class Generator {
         r = elementwise(shape, depth);
       } else if (kind < 80) {
         r = reduction(shape, depth);
-      } else if (kind < 93) {
+      } else if (kind < 90) {
         r = reduce_and_broadcast(shape, depth);
+      } else if (kind < 95) {
+        r = take(shape, depth);
       } else {
         r = cast(shape, depth);
       }

@@ -464,6 +464,43 @@ Outcome product(Rng& r, std::ostream& code) {
                  k != k2);
 }
 
+// numpy's take with hostile indices, dtypes and axes, assigned to the
+// array it reads: in range it works (raise), out of range it is a
+// ValueError; a bad axis a ShapeError, floating or bool indices a
+// DTypeError; wrap and clip take anything from a non-empty axis. A call that
+// throws leaves the array as it was.
+Outcome take_indices(Rng& r, std::ostream& code) {
+  const Shape s = small_shape(r, 3);
+  const int rank = int(s.size());
+  const int axis = int(r.below(rank + 3)) - 2;  // -2 .. rank
+  const DType t = r.pick<DType>({i64, i32, u8, f32, bool_});
+  const TakeMode mode =
+      r.pick<TakeMode>({TakeMode::raise, TakeMode::raise, TakeMode::wrap, TakeMode::clip});
+  std::vector<std::int64_t> idx(std::size_t(r.below(4)));
+  for (auto& v : idx) v = r.below(11) - 5;
+  if (t == u8 || t == bool_) {
+    for (auto& v : idx) v = std::abs(v) % 2;
+  }
+  code << "nf::Array a = ... " << to_string(s) << ";\na = nf::take(a, " << name(t) << " {";
+  for (std::size_t i = 0; i < idx.size(); ++i) code << (i ? ", " : "") << idx[i];
+  code << "}, " << axis << ", mode " << int(mode) << ");\n";
+  const bool axis_ok = rank > 0 && axis >= -rank && axis < rank;
+  const std::int64_t n = axis_ok ? s[std::size_t(axis < 0 ? axis + rank : axis)] : 0;
+  bool in_range = true;
+  for (std::int64_t v : idx) in_range = in_range && v >= -n && v < n;
+  const bool integer = t != f32 && t != bool_;
+  const bool ok = axis_ok && integer && (mode == TakeMode::raise ? in_range : n > 0 || idx.empty());
+  const unsigned allowed = !axis_ok ? shape : !integer ? dtype | shape : value;
+  Array a = random_array(s, f32);
+  const std::vector<double> before = values(a);
+  const Array indices = astype(array(idx), t);
+  auto unchanged = [&]() -> std::string {
+    return same(values(a), before) ? "" : "a changed although take threw\n";
+  };
+  return attempt([&] { a = take(a, indices, axis, mode); }, ok ? none : allowed, !ok, {},
+                 unchanged);
+}
+
 // An environment variable set to a value from a hostile list, in a child
 // process (configuration is read once per process).
 Outcome environment(Rng& r, std::ostream& code, const std::string& self) {
@@ -521,7 +558,7 @@ Outcome run_misuse_case(std::uint64_t seed, std::uint64_t index, std::string* co
   // Creation twice as often: it meets most of the hostile shapes.
   using Kind = Outcome (*)(Rng&, std::ostream&);
   static const Kind kinds[] = {create,     create, fill,   reshape, broadcast, reduce_axes,
-                               fuzz_index, binary, update, product, scalar};
+                               fuzz_index, binary, update, product, scalar,    take_indices};
   const Outcome o =
       r.chance(0.04) ? environment(r, c, self) : kinds[r.below(std::size(kinds))](r, c);
   *code = c.str();

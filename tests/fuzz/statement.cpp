@@ -48,6 +48,8 @@ Expr make_term(const Term& t, const std::vector<Expr>& args, const std::vector<A
       return nf::astype(args.at(0), t.to);
     case Term::Kind::product:
       return t.op == "dot" ? nf::dot(args.at(0), args.at(1)) : nf::matmul(args.at(0), args.at(1));
+    case Term::Kind::take:
+      return nf::take(args.at(0), args.at(1), t.axis, t.mode);
   }
   throw std::logic_error("fuzz: a term of no kind");
 }
@@ -159,6 +161,11 @@ std::string term_text(const Statement& s, int i) {
       return "nf::astype(" + args + ", " + dtype_text(t.to) + ")";
     case Term::Kind::product:
       return "nf::" + t.op + "(" + args + ")";
+    case Term::Kind::take: {
+      static const char* const modes[] = {"raise", "wrap", "clip"};
+      return "nf::take(" + args + ", " + std::to_string(t.axis) +
+             ", nf::TakeMode::" + modes[int(t.mode)] + ")";
+    }
   }
   return "?";
 }

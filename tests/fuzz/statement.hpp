@@ -35,17 +35,19 @@ struct View {
 };
 
 struct Term {
-  enum class Kind { leaf, scalar, elementwise, reduction, cast, product } kind = Kind::leaf;
-  int input = -1;           // leaf
-  View view;                // leaf
-  double value = 0;         // scalar
-  DType scalar_type = f64;  // scalar: bool_ (a bool), i64 (an int) or f64 (a double)
-  std::string op;           // elementwise, reduction; product: dot or matmul
-  std::vector<int> args;    // terms
-  bool all_axes = true;     // reduction
-  std::vector<int> axes;    // reduction
-  int ddof = 0;             // reduction
-  DType to = f32;           // cast
+  enum class Kind { leaf, scalar, elementwise, reduction, cast, product, take } kind = Kind::leaf;
+  int input = -1;                   // leaf
+  View view;                        // leaf
+  double value = 0;                 // scalar
+  DType scalar_type = f64;          // scalar: bool_ (a bool), i64 (an int) or f64 (a double)
+  std::string op;                   // elementwise, reduction; product: dot or matmul
+  std::vector<int> args;            // terms
+  bool all_axes = true;             // reduction
+  std::vector<int> axes;            // reduction
+  int ddof = 0;                     // reduction
+  DType to = f32;                   // cast
+  int axis = 0;                     // take: args are the array and the indices
+  TakeMode mode = TakeMode::raise;  // take
 };
 
 struct Statement {
