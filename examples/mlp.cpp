@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,14 +47,14 @@ struct Hyper {
   int stop_after = 8;    // and before training stops
 };
 
-struct Options {
-  std::string data = example::kFashionMnistDir;
-  std::string out = "mlp-results";
-  int epochs = 60;
+struct Options : example::TrainingFlags {
   bool sigmoid = false;
-  bool quick = false;
   bool check_gradients = false;
   Hyper hp;
+  Options() {
+    out = "mlp-results";
+    epochs = 60;
+  }
 };
 
 struct Layer {
@@ -316,10 +317,12 @@ int train(const Options& o) {
   const Score test = evaluate(best, d.test_x, d.test_y, o.sigmoid);
   std::printf("test accuracy %.4f (loss %.4f) with the weights of epoch %d\n", test.accuracy,
               test.loss, best_epoch);
+  std::map<std::string, nf::Array> weights;
   for (std::size_t l = 0; l < best.size(); ++l) {
-    nf::save(o.out + "/w" + std::to_string(l + 1) + ".npy", best[l].w);
-    nf::save(o.out + "/b" + std::to_string(l + 1) + ".npy", best[l].b);
+    weights["w" + std::to_string(l + 1)] = best[l].w;
+    weights["b" + std::to_string(l + 1)] = best[l].b;
   }
+  nf::save_dir(o.out, weights);  // numpy.load reads each: w1.npy, b1.npy, ...
   const bool plotted = example::plot_curves(o.out, csv_path);
   std::printf("wrote %s/curves.csv%s and the weights (w1.npy ...)\n", o.out.c_str(),
               plotted ? ", curves.png" : " (no gnuplot: curves.gp draws curves.png)");
@@ -350,15 +353,10 @@ int usage() {
 int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
+    if (o.take(argc, argv, i)) continue;
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--data" && has_value) {
-      o.data = argv[++i];
-    } else if (a == "--out" && has_value) {
-      o.out = argv[++i];
-    } else if (a == "--epochs" && has_value) {
-      o.epochs = std::atoi(argv[++i]);
-    } else if (a == "--eta" && has_value) {
+    if (a == "--eta" && has_value) {
       o.hp.eta = std::atof(argv[++i]);
     } else if (a == "--momentum" && has_value) {
       o.hp.alpha = std::atof(argv[++i]);
@@ -376,8 +374,6 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--sigmoid") {
       o.sigmoid = true;
-    } else if (a == "--quick") {
-      o.quick = true;
     } else if (a == "--check-gradients") {
       o.check_gradients = true;
     } else {

@@ -3,6 +3,7 @@
 // files, the format of MNIST and Fashion-MNIST.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "numfuse/array.hpp"
@@ -23,6 +24,15 @@ void save(const std::string& path, const Array& a);
 // the file and what is wrong where it is missing, truncated, not .npy, or
 // holds a dtype numfuse has not.
 Array load(const std::string& path, Device device = default_device());
+
+// Several arrays at once, without numpy's zip archive (.npz): each to
+// dir/NAME.npy as save writes it, the directory made where it is missing,
+// so that numpy.load reads each. Names are letters, digits, '_', '-' and
+// '.' (not leading); another is a ValueError, and nothing is written.
+void save_dir(const std::string& dir, const std::map<std::string, Array>& arrays);
+// Every dir/NAME.npy, by NAME, as load reads them. Throws IOError where the
+// directory is missing or a file is not what load reads.
+std::map<std::string, Array> load_dir(const std::string& dir, Device device = default_device());
 
 // Reads an IDX file, gzipped (.gz) or not, into a new array of the file's
 // shape on `device`. IDX type codes become numfuse dtypes: 0x08 (unsigned

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -182,4 +184,30 @@ TEST_CASE("npy: files that are not what they say give an IOError naming the file
   const std::string no_dir = (dir.path() / "no" / "a.npy").string();
   CHECK_THAT(message_of<nf::IOError>([&] { nf::save(no_dir, nf::zeros({2})); }),
              Catch::Contains("cannot write \"" + no_dir + "\": No such file"));
+}
+
+TEST_CASE("npy: several arrays to a directory and back, names checked", "[npy]") {
+  TempDir tmp;
+  const std::string dir = (tmp.path() / "weights").string();
+  const nf::Array w = nf::randn({3, 4}), b = nf::astype(nf::arange(5), nf::i32);
+  const nf::Array h = nf::astype(nf::randn({2, 2}), nf::f16);
+  nf::save_dir(dir, {{"w1", w}, {"b1", b}, {"layer.2-h", h.T()}});
+  std::filesystem::create_directories(dir + "/not-an-array.npy.d");
+  write_file(dir + "/notes.txt", "not an array");
+  const std::map<std::string, nf::Array> back = nf::load_dir(dir);
+  REQUIRE(back.size() == 3);
+  CHECK(back.at("w1").to_vector<float>() == w.to_vector<float>());
+  CHECK(back.at("b1").dtype() == nf::i32);
+  CHECK(back.at("b1").to_vector<std::int32_t>() == b.to_vector<std::int32_t>());
+  CHECK(back.at("layer.2-h").to_vector<float>() == nf::Array(nf::copy(h.T())).to_vector<float>());
+
+  std::string m = message_of<nf::ValueError>([&] { nf::save_dir(dir, {{"../up", w}}); });
+  CHECK(m.find("../up") != std::string::npos);
+  message_of<nf::ValueError>([&] { nf::save_dir(dir + "/new", {{"ok", w}, {"", w}}); });
+  CHECK(!std::filesystem::exists(dir + "/new"));
+  m = message_of<nf::IOError>([&] { nf::load_dir(dir + "/missing"); });
+  CHECK(m.find("missing") != std::string::npos);
+  write_file(dir + "/broken.npy", "\x93NUMPY");
+  m = message_of<nf::IOError>([&] { nf::load_dir(dir); });
+  CHECK(m.find("broken.npy") != std::string::npos);
 }
