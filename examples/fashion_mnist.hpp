@@ -15,6 +15,34 @@ namespace example {
 
 inline const char* kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
 
+// The flags every training example takes: --data DIR, --out DIR, --epochs N
+// and --quick.
+struct TrainingFlags {
+  std::string data = kFashionMnistDir;
+  std::string out;
+  int epochs = 0;
+  bool quick = false;
+
+  // Takes argv[i] (and the value after it) where it is one of them, moving
+  // i past what it took; false where it is not.
+  bool take(int argc, char** argv, int& i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--data" && has_value) {
+      data = argv[++i];
+    } else if (a == "--out" && has_value) {
+      out = argv[++i];
+    } else if (a == "--epochs" && has_value) {
+      epochs = std::atoi(argv[++i]);
+    } else if (a == "--quick") {
+      quick = true;
+    } else {
+      return false;
+    }
+    return true;
+  }
+};
+
 struct Split {
   nf::Array images;  // (n, 784) f32 in [0, 1]
   nf::Array labels;  // (n,) i64, the classes 0 .. 9

@@ -25,28 +25,19 @@
 
 namespace {
 
-struct Options {
-  std::string data = example::kFashionMnistDir;
-  std::string out = "rbm-results";
-  int epochs = 10;
+struct Options : example::TrainingFlags {
   std::int64_t hidden = 4096;
-  bool quick = false;
+  Options() {
+    out = "rbm-results";
+    epochs = 10;
+  }
 };
 
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--data" && has_value) {
-      o.data = argv[++i];
-    } else if (a == "--out" && has_value) {
-      o.out = argv[++i];
-    } else if (a == "--epochs" && has_value) {
-      o.epochs = std::atoi(argv[++i]);
-    } else if (a == "--hidden" && has_value) {
+    if (o.take(argc, argv, i)) continue;
+    if (std::string(argv[i]) == "--hidden" && i + 1 < argc) {
       o.hidden = std::atoll(argv[++i]);
-    } else if (a == "--quick") {
-      o.quick = true;
     } else {
       return false;
     }
