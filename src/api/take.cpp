@@ -54,7 +54,12 @@ Expr take(const Expr& a, const Expr& indices, int axis, TakeMode mode) {
   }
   const int ax = normalize_axis(axis, a.ndim(), "nf::take");
   const std::int64_t n = a.shape()[ax];
-  const Array index = indices;
+  // wrap and clip read an array of indices where it lies, as any leaf is
+  // read; raise takes a copy, so that the values it checked are the values
+  // the kernel reads, whatever is written to the user's array meanwhile.
+  const NodePtr& given = indices.node();
+  const Array index =
+      mode != TakeMode::raise && given->op == OpId::leaf ? *given->array : Array(indices);
   // The node first: it checks the indices' dtype and device.
   NodePtr taken;
   if (index.ndim() > 0) {
