@@ -255,18 +255,25 @@ std::vector<Case> gemm_cudamat(const nf::Shape& s) {
   return cases;
 }
 
-// numpy's take of an f32 array's rows (axis 0) or columns (axis 1) in a
-// random order, as a shuffle of a data set reads them; in clip mode, so that
-// the statement timed is the gather alone, without the read back of raise.
+// numpy's take of an array's rows (axis 0) or columns (axis 1) in a random
+// order, as a shuffle of a data set reads them, in f32 and in the widths
+// either side of it (a byte, a half, a double), since a row's width in bytes
+// decides how the kernel copies it; in clip mode, so that the statement timed
+// is the gather alone, without the read back of raise.
 std::function<std::vector<Case>(const nf::Shape&)> take_along(int axis) {
   return [axis](const nf::Shape& s) {
-    const nf::Array x = nf::randn(s);
     const nf::Array order = nf::permutation(s[std::size_t(axis)]);
-    const auto take = [x, order, axis] {
-      return std::vector<nf::Expr>{nf::take(x, order, axis, nf::TakeMode::clip)};
-    };
-    return std::vector<Case>{
-        {nf::to_string(s), take, 2.0 * 4 * double(x.size()) + 8.0 * double(order.size())}};
+    std::vector<Case> cases;
+    for (const nf::DType t : {nf::f32, nf::f16, nf::f64, nf::u8}) {
+      const nf::Array x = nf::astype(nf::rand(s) * 200.0f, t);
+      const auto take = [x, order, axis] {
+        return std::vector<nf::Expr>{nf::take(x, order, axis, nf::TakeMode::clip)};
+      };
+      const double bytes = 2.0 * double(nf::itemsize(t)) * double(x.size());
+      cases.push_back({nf::to_string(s), take, bytes + 8.0 * double(order.size()), 0,
+                       std::string(nf::name(t))});
+    }
+    return cases;
   };
 }
 
@@ -288,7 +295,10 @@ std::vector<Workload> workloads() {
       {"adam", {{1 << 20}, {1 << 26}}, {}, adam, {1 << 20}},
       {"rbm_up", {{128, 784, 4096}, {256, 2048, 4096}}, {}, rbm_up},
       {"gemm_cudamat", {{2000, 40000, 2000}}, {}, gemm_cudamat},
-      {"take_rows", {{60000, 784}, {1 << 20, 64}, {8192, 8192}, {1 << 22, 3}}, {}, take_along(0)},
+      {"take_rows",
+       {{60000, 784}, {1 << 20, 64}, {8192, 8192}, {1 << 16, 333}, {1 << 22, 3}},
+       {},
+       take_along(0)},
       {"take_cols", {{8192, 8192}, {784, 60000}}, {}, take_along(1)},
   };
 }
