@@ -328,8 +328,10 @@ int train(const Options& o) {
               plotted ? ", curves.png" : " (no gnuplot: curves.gp draws curves.png)");
   if (o.quick) {
     // A small net on 2,000 images: well above chance (0.1) after a few epochs.
+    // The PNG is checked where gnuplot is installed (CI's setup installs it);
+    // without it the run still checks the training and the CSV.
     const bool ok = test.accuracy > 0.7 && best_epoch > 1 &&
-                    example::is_png(o.out + "/curves.png") &&
+                    (!example::have_gnuplot() || plotted) &&
                     std::filesystem::file_size(csv_path) > 100;
     if (!ok) {
       std::fprintf(stderr, "quick run failed: test accuracy %.3f, best epoch %d, or no PNG/CSV\n",

@@ -17,6 +17,10 @@ inline bool is_png(const std::string& path) {
   return f && std::string(head, 8) == "\x89PNG\r\n\x1a\n";
 }
 
+inline bool have_gnuplot() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
 // Writes dir/curves.gp, a gnuplot script drawing the loss and accuracy of
 // each epoch in `csv` (epoch, train loss and accuracy, validation loss and
 // accuracy) into dir/curves.png, and runs it where gnuplot is installed.
@@ -39,7 +43,7 @@ inline bool plot_curves(const std::string& dir, const std::string& csv) {
      << "plot '" << csv << "' using 1:3 with linespoints, '' using 1:5 with linespoints\n"
      << "unset multiplot\n";
   gp.close();
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return false;
+  if (!have_gnuplot()) return false;
   return std::system(("gnuplot '" + script + "'").c_str()) == 0 && is_png(dir + "/curves.png");
 }
 
