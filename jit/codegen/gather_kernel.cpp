@@ -1,6 +1,7 @@
 #include "codegen/gather_kernel.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <string>
 
@@ -43,13 +44,19 @@ const char* element_ctype(std::size_t bytes) {
   }
 }
 
+// Whether the last dim of the take's domain is one of the indices' dims
+// (columns gathered) rather than one of the array's (rows gathered).
+bool gathers_last_dim(const Node& t, const Shape& domain) {
+  return std::size_t(t.axis) + t.inputs[1]->shape.size() == domain.size();
+}
+
 // The widest vector (16 bytes at most) whose elements lie contiguous along
 // the last dim in the array and the output, every row of both starting on
 // its boundary.
 int vector_width(const Node& t, const Shape& domain, const GatherMap& m, const Layout& a,
                  const Layout& out) {
   const std::size_t last = domain.size() - 1;
-  if (std::size_t(t.axis) + t.inputs[1]->shape.size() == domain.size()) return 1;  // indices' dim
+  if (gathers_last_dim(t, domain)) return 1;
   if (m.array[last] != 1 || out.strides[last] != 1) return 1;
   int w = int(16 / itemsize(t.dtype));
   auto aligned = [&](std::int64_t x) { return x % w == 0; };
@@ -65,6 +72,16 @@ int vector_width(const Node& t, const Shape& domain, const GatherMap& m, const L
   };
   while (w > 1 && !fits()) w /= 2;
   return w;
+}
+
+// A row of `row` units copied by a group of threads: as many as the row has
+// units up to a warp (a power of two, so that a thread finds its lane with
+// a mask), each copying up to four, so that a thread's walk and index read
+// buy several loads in flight.
+void size_groups(GatherSpec& s, std::int64_t row) {
+  constexpr int kWarp = 32, kPerLane = 4;
+  while (s.group < kWarp && s.group < row) s.group *= 2;
+  s.per_lane = int(std::min<std::int64_t>(kPerLane, (row + s.group - 1) / s.group));
 }
 
 // Where index v lands along the axis, as gathered_index (plan/gather_map.hpp)
@@ -106,9 +123,12 @@ class GatherKernel {
     k_.signature = "gather;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
                    std::to_string(rank_) + ";bytes" + std::to_string(bytes) +
                    ";index:" + std::string(name(s_.index_dtype)) + ";" + mode_name(s_.take->mode);
+    if (rows()) {
+      k_.signature += ";group" + std::to_string(s_.group) + "x" + std::to_string(s_.per_lane);
+    }
     k_.name = kernel_name("gather", k_.signature);
     k_.threads = kThreads;
-    k_.blocks = std::clamp<std::int64_t>((numel(s_.domain) + kThreads - 1) / kThreads, 1,
+    k_.blocks = std::clamp<std::int64_t>((threads() + kThreads - 1) / kThreads, 1,
                                          std::numeric_limits<int>::max());
     const std::string text = kernel_text(element_ctype(bytes));  // also lists the parameters
     if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
@@ -116,55 +136,112 @@ class GatherKernel {
   }
 
  private:
+  bool rows() const { return s_.group > 1 || s_.per_lane > 1; }
+  std::int64_t threads() const { return numel(s_.domain) * s_.group; }
+
   std::string parameters(const std::string& element) {
     KernelParams p;
     p.add(element + "* __restrict__ out0", {KernelParam::Kind::output, 0, s_.take->dtype});
     p.add("const " + element + "* __restrict__ in0", {KernelParam::Kind::input, 0, s_.take->dtype});
     p.add("const " + std::string(storage_ctype(s_.index_dtype)) + "* __restrict__ in1",
           {KernelParam::Kind::input, 1, s_.index_dtype});
-    p.extent("n", {numel(s_.domain)}, false);
+    p.extent("n", {threads()}, false);
     p.walk_dims("dom", s_.domain, s_.index64);
     p.extent("st_a", s_.map.array, true);
     p.extent("st_index", s_.map.indices, true);
     p.extent("st_out", s_.out_strides, true);
     p.extent("axis_stride", {s_.map.axis_stride}, false);
     p.extent("extent", {s_.map.extent}, false);
+    if (rows()) {
+      p.extent("row", {s_.row}, false);
+      p.extent("row_a", {s_.row_stride_a}, false);
+      p.extent("row_out", {s_.row_stride_out}, false);
+    }
     k_.params = std::move(p.params);
     k_.extents = std::move(p.extents);
     return p.text;
   }
 
-  std::string kernel_text(const std::string& element) {
-    SourceWriter w;
-    w.raw("// numfuse gather kernel " + k_.name + "\n// signature: " + k_.signature + "\n//\n");
+  // What a thread copies, for the kernel's comment.
+  std::string plan() const {
     const bool vectors = s_.vector > 1;
-    const std::string unit = vectors ? "vector of " + std::to_string(s_.vector) +
-                                           " elements along the last dim (one load, one store)"
-                                     : "element";
-    w.raw("// numpy's take along axis " + std::to_string(s_.take->axis) + ": " + formula(s_) +
-          ".\n// A thread per " + unit + " of out:\n// its coordinates (without a division, " +
-          "nf_walk_dims), the index read at them,\n// the " + (vectors ? "vector" : "element") +
-          " of a it names." + (vectors ? " Strides count vectors." : "") + "\n");
-    w.raw("typedef " + std::string(s_.index64 ? "long long" : "int") + " nf_idx;\n\n");
-    w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
-           k_.name + "(\n" + parameters(element) + ")");
-    w.line("nf_wait_for_earlier_kernels();");
-    w.line("const nf_idx stride = (nf_idx)gridDim.x * blockDim.x;");
-    w.open("for (nf_idx i = (nf_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)");
-    w.line("nf_idx rest = i, at_a = 0, at_index = 0, at_out = 0;");
+    const std::string many = s_.per_lane > 1 ? "s" : "";
+    const std::string unit =
+        vectors ? "vector" + many + " of " + std::to_string(s_.vector) + " elements"
+                : "element" + many;
+    const std::string strides = vectors ? " Strides count vectors.\n" : "\n";
+    if (!rows()) {
+      return "// A thread per " + unit + " of out" +
+             (vectors ? " along the last dim (one load, one store)" : "") +
+             ":\n// its coordinates (without a division, nf_walk_dims), the index read at them,\n" +
+             "// the " + (vectors ? "vector" : "element") + " of a it names." + strides;
+    }
+    const std::string group = std::to_string(s_.group);
+    return "// A group of " + group + " threads per run of " +
+           std::to_string(s_.group * s_.per_lane) + (vectors ? " vectors" : " elements") +
+           " along a row of out (its last dim):\n// the run's coordinates (without a division, " +
+           "nf_walk_dims) and the index read there,\n// then " + std::to_string(s_.per_lane) + " " +
+           unit + " a lane, " + group + " apart, copied from the row of a it names" +
+           (vectors ? "\n// (one load, one store each)." : ".") + strides;
+  }
+
+  // The coordinate walk: at_a, at_index and at_out of walk item `item`;
+  // for rows also head, the first unit of the run in its row.
+  void walk(SourceWriter& w, const std::string& item) {
+    w.line("nf_idx rest = " + item + ", at_a = 0, at_index = 0, at_out = 0;");
+    if (rows()) w.line("nf_idx head = 0;");
     w.line("#pragma unroll");
     w.open("for (int k = " + std::to_string(rank_ - 1) + "; k >= 0; --k)");
     w.line("const nf_idx c = k ? nf_coordinate(dom, k, rest) : rest;");
+    if (rows()) {
+      w.line("if (k == " + std::to_string(rank_ - 1) + ") head = c * " +
+             std::to_string(s_.group * s_.per_lane) + ";");
+    }
     w.line("at_a += c * st_a.d[k];");
     w.line("at_index += c * st_index.d[k];");
     w.line("at_out += c * st_out.d[k];");
     w.close();
     w.line("const long long v = in1[at_index];");
     w.line("const nf_idx taken = (nf_idx)(" + landing(s_.take->mode) + ");");
+  }
+
+  std::string kernel_text(const std::string& element) {
+    SourceWriter w;
+    w.raw("// numfuse gather kernel " + k_.name + "\n// signature: " + k_.signature + "\n//\n");
+    w.raw("// numpy's take along axis " + std::to_string(s_.take->axis) + ": " + formula(s_) +
+          ".\n" + plan());
+    w.raw("typedef " + std::string(s_.index64 ? "long long" : "int") + " nf_idx;\n\n");
+    w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
+           k_.name + "(\n" + parameters(element) + ")");
+    w.line("nf_wait_for_earlier_kernels();");
+    w.line("const nf_idx stride = (nf_idx)gridDim.x * blockDim.x;");
+    w.open("for (nf_idx i = (nf_idx)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)");
     // A copy of the whole element or vector: nvcc moves an nf_vec of 16 bytes
     // with one ld.global.v4 and one st.global.v4 (a byte-wise memcpy of it,
     // as nf_store_vector makes, took sixteen loads).
-    w.line("out0[at_out] = in0[at_a + taken * axis_stride];");
+    if (rows()) {
+      const std::string group = std::to_string(s_.group);
+      w.line("const int lane = (int)(i & " + std::to_string(s_.group - 1) + ");");
+      walk(w, "i >> " + std::to_string(std::countr_zero(unsigned(s_.group))));  // i / group
+      w.line("const " + element + "* __restrict__ from = in0 + at_a + taken * axis_stride;");
+      w.line(element + "* __restrict__ to = out0 + at_out;");
+      // Every load before the first store, so that a lane has all of its
+      // units in flight at once.
+      const std::string per_lane = std::to_string(s_.per_lane);
+      w.line(element + " unit[" + per_lane + "];");
+      const auto each_unit = [&](const std::string& copy) {
+        w.line("#pragma unroll");
+        w.open("for (int u = 0; u < " + per_lane + "; ++u)");
+        w.line("const nf_idx e = lane + u * " + group + ";");
+        w.line("if (head + e < row) " + copy + ";");
+        w.close();
+      };
+      each_unit("unit[u] = from[e * row_a]");
+      each_unit("to[e * row_out] = unit[u]");
+    } else {
+      walk(w, "i");
+      w.line("out0[at_out] = in0[at_a + taken * axis_stride];");
+    }
     w.close();
     w.close();
     return w.text();
@@ -203,6 +280,19 @@ GatherSpec make_gather_spec(const Program& p, const Schedule& s, const Step& ste
     }
     spec.map.axis_stride /= spec.vector;
   }
+  if (!gathers_last_dim(*spec.take, spec.domain) && numel(spec.domain) > 0) {
+    const std::size_t last = spec.domain.size() - 1;
+    spec.row = spec.domain[last];
+    spec.row_stride_a = spec.map.array[last];
+    spec.row_stride_out = spec.out_strides[last];
+    size_groups(spec, spec.row);
+    const std::int64_t run = spec.group * spec.per_lane;
+    spec.domain[last] = (spec.row + run - 1) / run;
+    spec.map.array[last] *= run;
+    spec.out_strides[last] *= run;
+  }
+  // The walk's index: its threads, and every offset a thread reaches.
+  spec.index64 = spec.index64 || numel(spec.domain) * spec.group >= kInt32Reach;
   return spec;
 }
 

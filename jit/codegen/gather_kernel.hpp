@@ -1,10 +1,12 @@
 // A gather step of a plan (numpy's take) -> readable CUDA source for one
-// kernel: a thread per element of the output (or per vector of up to 16
-// bytes along its last dim, where rows lie contiguous and aligned), which
-// finds its coordinates, reads the index there and copies the element (the
-// vector) of the array it names.
+// kernel. Where the gathered dims are not the last, the output's rows are
+// copied by groups of threads: a group finds a run's coordinates and reads
+// its index once, then copies the run's elements (or vectors of up to 16
+// bytes, where rows lie contiguous and aligned) strided over its lanes.
+// Where the last dim is gathered (columns), a thread per element.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -22,11 +24,20 @@ struct GatherSpec {
   // last dim, where that dim is not the indices' and every row of the array
   // and of the output starts on a vector's boundary; else 1.
   int vector = 1;
-  // The domain, the array's and the indices' strides over it and the
-  // output's, all counted in vectors (the last dim in vectors too).
+  // Rows (the last dim not gathered): a group of `group` threads (a power
+  // of two, at most a warp) copies a run of group * per_lane units (elements
+  // or vectors) of a row, each lane per_lane units `group` apart. Columns: 1.
+  int group = 1;
+  int per_lane = 1;
+  // The walk's domain: the take's, its last dim in runs for rows; the
+  // array's and the indices' strides over it and the output's, counted in
+  // units (a run's stride along the last dim).
   Shape domain;
   GatherMap map;
   Strides out_strides;
+  // Rows: the row's length in units, and the array's and the output's
+  // strides along it.
+  std::int64_t row = 0, row_stride_a = 0, row_stride_out = 0;
   bool index64 = false;  // 64-bit indices (a domain or offsets past 2^31)
 };
 
