@@ -239,13 +239,14 @@ TEST_CASE("emulated: rows copied by groups of threads, in runs, odd widths and s
   const nf::test::OnDevice on_cpu(nf::Device::cpu());
   const nf::Array idx = indices({2, -1, 0, 2, 1, 4});
   for (nf::DType t : {nf::u8, nf::f16, nf::f32, nf::f64}) {
-    // 333: runs of 128, the third holding 77; 3: a group of 4 threads.
+    // 333: runs of 128, the third holding 77; 3: shorter than a warp, a
+    // thread an element.
     for (std::int64_t width : {333, 3}) {
       const nf::Array a = nf::astype(nf::round(nf::randn({5, width}, nf::f64) * 9.0), t);
       const nf::Expr e = nf::take(a, idx, 0, nf::TakeMode::wrap);
       INFO(nf::name(t) << " width " << width << "\n" << nf::kernel_source(e).substr(0, 900));
-      CHECK(nf::kernel_source(e).find(width == 3 ? "group of 4 threads" : "group of 32 threads") !=
-            std::string::npos);
+      CHECK(nf::kernel_source(e).find(width == 3 ? "A thread per element"
+                                                 : "group of 32 threads") != std::string::npos);
       CHECK(values_of(nf::test::emulate({e})[0]) == values_of(e));
     }
     // Every other element of rows of 300 in a 3-D array, taken along its
