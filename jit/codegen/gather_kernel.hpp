@@ -1,9 +1,10 @@
 // A gather step of a plan (numpy's take) -> readable CUDA source for one
-// kernel. Where the gathered dims are not the last, the output's rows are
-// copied by groups of threads: a group finds a run's coordinates and reads
-// its index once, then copies the run's elements (or vectors of up to 16
-// bytes, where rows lie contiguous and aligned) strided over its lanes.
-// Where the last dim is gathered (columns), a thread per element.
+// kernel. Where the gathered dims are not the last and the output's rows
+// are a warp long or longer, a warp copies each run of a row: a thread finds
+// the run's coordinates and reads its index once, then copies its units
+// (elements, or vectors of up to 16 bytes where rows lie contiguous and
+// aligned) strided over the lanes. Shorter rows and gathered columns take a
+// thread a unit.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +25,9 @@ struct GatherSpec {
   // last dim, where that dim is not the indices' and every row of the array
   // and of the output starts on a vector's boundary; else 1.
   int vector = 1;
-  // Rows (the last dim not gathered): a group of `group` threads (a power
-  // of two, at most a warp) copies a run of group * per_lane units (elements
-  // or vectors) of a row, each lane per_lane units `group` apart. Columns: 1.
+  // Rows (the last dim not gathered) of a warp's units or more: a group of
+  // `group` threads (a warp) copies a run of group * per_lane units of a
+  // row, each lane per_lane units `group` apart. Otherwise 1 and 1.
   int group = 1;
   int per_lane = 1;
   // The walk's domain: the take's, its last dim in runs for rows; the
