@@ -86,6 +86,38 @@ void size_groups(GatherSpec& s, std::int64_t row) {
   s.per_lane = int(std::min<std::int64_t>(kPerLane, (row + kWarp - 1) / kWarp));
 }
 
+// Shared memory every device gives a block without opting in.
+constexpr std::int64_t kStageBytes = 48 * 1024;
+// The bytes of the sector L2 serves a random read of one element with.
+constexpr std::int64_t kSectorBytes = 32;
+
+// Whether gathered columns are staged: the slice of the array along the
+// axis fits in shared memory, gives each of a block's threads a load at
+// least, and reading it whole moves no more bytes than the sectors random
+// reads of the elements gathered from it would.
+bool stages(const Node& t, const Shape& domain, const GatherMap& m) {
+  const std::int64_t bytes = m.extent * std::int64_t(itemsize(t.dtype));
+  const std::int64_t gathered =
+      numel(Shape(domain.begin() + t.axis, domain.end()));  // elements of out a slice gives
+  return bytes <= kStageBytes && m.extent >= kThreads && bytes <= gathered * kSectorBytes;
+}
+
+// The widest vector (16 bytes at most) a staged slice is loaded in: the
+// slice contiguous, every one starting on the vector's boundary.
+int stage_width(const Node& t, const GatherMap& m, const Layout& a) {
+  if (m.axis_stride != 1) return 1;
+  int w = int(16 / itemsize(t.dtype));
+  auto fits = [&] {
+    if (m.extent % w != 0 || a.offset % w != 0) return false;
+    for (int d = 0; d < t.axis; ++d) {
+      if (m.array[std::size_t(d)] % w != 0) return false;
+    }
+    return true;
+  };
+  while (w > 1 && !fits()) w /= 2;
+  return w;
+}
+
 // Where index v lands along the axis, as gathered_index (plan/gather_map.hpp)
 // computes it on the host.
 std::string landing(TakeMode m) {
@@ -124,15 +156,30 @@ class GatherKernel {
     const std::size_t bytes = itemsize(s_.take->dtype) * std::size_t(s_.vector);
     k_.signature = "gather;idx" + std::string(s_.index64 ? "64" : "32") + ";rank" +
                    std::to_string(rank_) + ";bytes" + std::to_string(bytes) +
-                   ";index:" + std::string(name(s_.index_dtype)) + ";" + mode_name(s_.take->mode);
+                   ";index:" + std::string(name(s_.index_dtype)) + ";" + mode_name(s_.take->mode) +
+                   ";axis" + std::to_string(s_.take->axis) + ";k" +
+                   std::to_string(s_.take->inputs[1]->shape.size());  // the comment's formula
     if (rows()) {
       k_.signature += ";group" + std::to_string(s_.group) + "x" + std::to_string(s_.per_lane);
     }
+    // Staged: the slice's loads move `bytes`, its reads and out's writes an
+    // element.
+    if (s_.staged) k_.signature += ";staged" + std::to_string(itemsize(s_.take->dtype));
     k_.name = kernel_name("gather", k_.signature);
     k_.threads = kThreads;
     k_.blocks = std::clamp<std::int64_t>((threads() + kThreads - 1) / kThreads, 1,
                                          std::numeric_limits<int>::max());
-    const std::string text = kernel_text(element_ctype(bytes));  // also lists the parameters
+    if (s_.staged) {
+      // A block a slice, looping over them: no more blocks than run at once.
+      k_.blocks = std::clamp<std::int64_t>(slices(), 1, std::numeric_limits<int>::max());
+      k_.loops_over_tiles = true;
+      k_.shared_bytes =
+          std::size_t((s_.map.extent * std::int64_t(itemsize(s_.take->dtype)) + 15) / 16 * 16);
+    }
+    // Also lists the parameters.
+    const std::string text =
+        s_.staged ? staged_text(element_ctype(itemsize(s_.take->dtype)), element_ctype(bytes))
+                  : kernel_text(element_ctype(bytes));
     if (with_source) k_.source = std::string(runtime_prelude()) + "\n" + text;
     return std::move(k_);
   }
@@ -140,13 +187,29 @@ class GatherKernel {
  private:
   bool rows() const { return s_.group > 1 || s_.per_lane > 1; }
   std::int64_t threads() const { return numel(s_.domain) * s_.group; }
+  // Staged: the dims before the axis (a slice each) and the gathered dims.
+  Shape outer() const { return Shape(s_.domain.begin(), s_.domain.begin() + s_.take->axis); }
+  Shape gathered() const { return Shape(s_.domain.begin() + s_.take->axis, s_.domain.end()); }
+  std::int64_t slices() const { return numel(outer()); }
 
-  std::string parameters(const std::string& element) {
+  // out0, in0 (in `unit`s) and in1.
+  KernelParams operands(const std::string& element, const std::string& unit) {
     KernelParams p;
     p.add(element + "* __restrict__ out0", {KernelParam::Kind::output, 0, s_.take->dtype});
-    p.add("const " + element + "* __restrict__ in0", {KernelParam::Kind::input, 0, s_.take->dtype});
+    p.add("const " + unit + "* __restrict__ in0", {KernelParam::Kind::input, 0, s_.take->dtype});
     p.add("const " + std::string(storage_ctype(s_.index_dtype)) + "* __restrict__ in1",
           {KernelParam::Kind::input, 1, s_.index_dtype});
+    return p;
+  }
+
+  std::string finish(KernelParams& p) {
+    k_.params = std::move(p.params);
+    k_.extents = std::move(p.extents);
+    return p.text;
+  }
+
+  std::string parameters(const std::string& element) {
+    KernelParams p = operands(element, element);
     p.extent("n", {threads()}, false);
     p.walk_dims("dom", s_.domain, s_.index64);
     p.extent("st_a", s_.map.array, true);
@@ -159,9 +222,84 @@ class GatherKernel {
       p.extent("row_a", {s_.row_stride_a}, false);
       p.extent("row_out", {s_.row_stride_out}, false);
     }
-    k_.params = std::move(p.params);
-    k_.extents = std::move(p.extents);
-    return p.text;
+    return finish(p);
+  }
+
+  std::string staged_parameters(const std::string& element, const std::string& unit) {
+    const std::size_t axis = std::size_t(s_.take->axis);
+    const auto part = [](const Strides& st, std::size_t from, std::size_t to) {
+      return Strides(st.begin() + std::ptrdiff_t(from), st.begin() + std::ptrdiff_t(to));
+    };
+    KernelParams p = operands(element, unit);
+    p.extent("slices", {slices()}, false);
+    if (axis > 0) {
+      p.walk_dims("outer", outer(), s_.index64);
+      p.extent("st_a", part(s_.map.array, 0, axis), true);
+      p.extent("st_slice_out", part(s_.out_strides, 0, axis), true);
+    }
+    p.extent("m", {numel(gathered())}, false);
+    p.walk_dims("dom", gathered(), s_.index64);
+    p.extent("st_index", part(s_.map.indices, axis, s_.domain.size()), true);
+    p.extent("st_out", part(s_.out_strides, axis, s_.domain.size()), true);
+    p.extent("units", {s_.map.extent / s_.vector}, false);
+    p.extent("axis_stride", {s_.map.axis_stride}, false);
+    p.extent("extent", {s_.map.extent}, false);
+    return finish(p);
+  }
+
+  // Staged columns: a block a slice of a along the axis, copied into shared
+  // memory, then the elements of out it gives, each from there.
+  std::string staged_text(const std::string& element, const std::string& unit) {
+    const int axis = s_.take->axis, kept = int(gathered().size());
+    SourceWriter w;
+    w.raw("// numfuse gather kernel " + k_.name + "\n// signature: " + k_.signature + "\n//\n");
+    std::string slice = "a[";
+    for (int d = 0; d < axis; ++d) slice += "c" + std::to_string(d) + ", ";
+    w.raw("// numpy's take along axis " + std::to_string(axis) + ": " + formula(s_) +
+          ".\n// A block per slice of a along the axis (" + slice +
+          ":]), looping over the slices:\n// the slice copied into shared memory " +
+          (s_.vector > 1 ? std::to_string(s_.vector) + " elements a load" : "an element a load") +
+          ", then each element\n// of out it gives: the index read and the element of the " +
+          "slice it names,\n// a random read from shared memory rather than a 32-byte sector " +
+          "of L2.\n");
+    w.raw("typedef " + std::string(s_.index64 ? "long long" : "int") + " nf_idx;\n\n");
+    w.open("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kThreads) + ") " +
+           k_.name + "(\n" + staged_parameters(element, unit) + ")");
+    w.line("NF_DYNAMIC_SHARED(nf_shared);");
+    w.line(unit + "* slice_units = (" + unit + "*)nf_shared;");
+    w.line("const " + element + "* slice = (const " + element + "*)nf_shared;");
+    w.line("nf_wait_for_earlier_kernels();");
+    w.open("for (nf_idx r = blockIdx.x; r < slices; r += gridDim.x)");
+    w.line("nf_idx at_a = 0, at_slice = 0;");
+    if (axis > 0) {
+      w.line("nf_idx rest = r;");
+      w.line("#pragma unroll");
+      w.open("for (int k = " + std::to_string(axis - 1) + "; k >= 0; --k)");
+      w.line("const nf_idx c = k ? nf_coordinate(outer, k, rest) : rest;");
+      w.line("at_a += c * st_a.d[k];");
+      w.line("at_slice += c * st_slice_out.d[k];");
+      w.close();
+    }
+    w.line("__syncthreads();  // the slice before is read");
+    w.open("for (nf_idx x = threadIdx.x; x < units; x += blockDim.x)");
+    w.line("slice_units[x] = in0[at_a + x * axis_stride];");
+    w.close();
+    w.line("__syncthreads();");
+    w.open("for (nf_idx j = threadIdx.x; j < m; j += blockDim.x)");
+    w.line("nf_idx rest = j, at_index = 0, at_out = at_slice;");
+    w.line("#pragma unroll");
+    w.open("for (int k = " + std::to_string(kept - 1) + "; k >= 0; --k)");
+    w.line("const nf_idx c = k ? nf_coordinate(dom, k, rest) : rest;");
+    w.line("at_index += c * st_index.d[k];");
+    w.line("at_out += c * st_out.d[k];");
+    w.close();
+    w.line("const long long v = in1[at_index];");
+    w.line("const nf_idx taken = (nf_idx)(" + landing(s_.take->mode) + ");");
+    w.line("out0[at_out] = slice[taken];");
+    w.close();
+    w.close();
+    w.close();
+    return w.text();
   }
 
   // What a thread copies, for the kernel's comment.
@@ -292,6 +430,12 @@ GatherSpec make_gather_spec(const Program& p, const Schedule& s, const Step& ste
     spec.domain[last] = (spec.row + run - 1) / run;
     spec.map.array[last] *= run;
     spec.out_strides[last] *= run;
+  }
+  if (gathers_last_dim(*spec.take, spec.domain) && numel(spec.domain) > 0 &&
+      stages(*spec.take, spec.domain, spec.map)) {
+    spec.staged = true;
+    spec.vector = stage_width(*spec.take, spec.map, a);
+    for (int d = 0; d < spec.take->axis; ++d) spec.map.array[std::size_t(d)] /= spec.vector;
   }
   // The walk's index: its threads, and every offset a thread reaches.
   spec.index64 = spec.index64 || numel(spec.domain) * spec.group >= kInt32Reach;

@@ -3,8 +3,9 @@
 // are a warp long or longer, a warp copies each run of a row: a thread finds
 // the run's coordinates and reads its index once, then copies its units
 // (elements, or vectors of up to 16 bytes where rows lie contiguous and
-// aligned) strided over the lanes. Shorter rows and gathered columns take a
-// thread a unit.
+// aligned) strided over the lanes. Gathered columns whose rows fit in
+// shared memory are staged there by a block a row; shorter rows and other
+// columns take a thread a unit.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,11 @@ struct GatherSpec {
   // Rows: the row's length in units, and the array's and the output's
   // strides along it.
   std::int64_t row = 0, row_stride_a = 0, row_stride_out = 0;
+  // Columns staged: a block copies each row of the array along the axis
+  // taken (a slice a[c0, .., :]) into shared memory, `vector` elements a
+  // load, then writes that slice's elements of out from it, so that the
+  // random reads hit shared memory rather than 32-byte sectors of L2.
+  bool staged = false;
   bool index64 = false;  // 64-bit indices (a domain or offsets past 2^31)
 };
 

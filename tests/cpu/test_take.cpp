@@ -258,3 +258,34 @@ TEST_CASE("emulated: rows copied by groups of threads, in runs, odd widths and s
     CHECK(values_of(nf::test::emulate({e})[0]) == values_of(e));
   }
 }
+
+TEST_CASE("emulated: columns staged a slice a block through shared memory",
+          "[take][emulated][cpu-backend]") {
+  const nf::test::OnDevice on_cpu(nf::Device::cpu());
+  // Indices of rank 2 into slices of 260: 300 elements of out a slice.
+  std::vector<std::int64_t> v;
+  for (std::int64_t i = 0; i < 300; ++i) v.push_back((i * 37) % 260 - (i % 3 == 0 ? 260 : 0));
+  const nf::Array idx = nf::reshape(indices(v), {2, 150});
+  for (nf::DType t : {nf::u8, nf::f16, nf::f32, nf::f64}) {
+    const auto values = [t](const nf::Shape& s) {
+      return nf::astype(nf::round(nf::randn(s, nf::f64) * 9.0), t);
+    };
+    const nf::Array a = values({3, 5, 260}), b = values({3, 5, 261});
+    const nf::Array at = nf::transpose(values({260, 4}));
+    for (const nf::Expr& e : {nf::take(a, idx, 2, nf::TakeMode::wrap),
+                              // one element in: slices off a vector's boundary
+                              nf::take(b(nf::all, nf::all, nf::slice(1, 261)), idx, 2),
+                              // slices strided in memory (a transposed view)
+                              nf::take(at, idx, 1, nf::TakeMode::clip)}) {
+      INFO(nf::name(t) << "\n" << nf::kernel_source(e).substr(0, 900));
+      CHECK(nf::kernel_source(e).find("A block per slice") != std::string::npos);
+      CHECK(values_of(nf::test::emulate({e})[0]) == values_of(e));
+    }
+  }
+  // Few elements gathered from long slices: random reads cost less than
+  // reading each slice whole, so a thread an element.
+  const nf::Array wide = nf::randn({4, 4096});
+  const nf::Expr few = nf::take(wide, indices({7, 4000, 12}), 1);
+  CHECK(nf::kernel_source(few).find("A thread per element") != std::string::npos);
+  CHECK(values_of(nf::test::emulate({few})[0]) == values_of(few));
+}
