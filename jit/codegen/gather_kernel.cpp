@@ -118,19 +118,6 @@ int stage_width(const Node& t, const GatherMap& m, const Layout& a) {
   return w;
 }
 
-// Where index v lands along the axis, as gathered_index (plan/gather_map.hpp)
-// computes it on the host.
-std::string landing(TakeMode m) {
-  switch (m) {
-    case TakeMode::wrap:
-      return "(v % extent + extent) % extent";
-    case TakeMode::clip:
-      return "v < 0 ? 0 : v >= extent ? extent - 1 : v";
-    default:
-      return "v < 0 ? v + extent : v";  // in range: checked by nf::take
-  }
-}
-
 // "a[c0, index[c1, c2], c3]" for the kernel's comment.
 std::string formula(const GatherSpec& s) {
   const int rank = int(s.step->domain.size());
@@ -185,7 +172,7 @@ class GatherKernel {
   }
 
  private:
-  bool rows() const { return s_.group > 1 || s_.per_lane > 1; }
+  bool rows() const { return s_.group > 1; }
   std::int64_t threads() const { return numel(s_.domain) * s_.group; }
   // Staged: the dims before the axis (a slice each) and the gathered dims.
   Shape outer() const { return Shape(s_.domain.begin(), s_.domain.begin() + s_.take->axis); }
@@ -294,7 +281,8 @@ class GatherKernel {
     w.line("at_out += c * st_out.d[k];");
     w.close();
     w.line("const long long v = in1[at_index];");
-    w.line("const nf_idx taken = (nf_idx)(" + landing(s_.take->mode) + ");");
+    w.line("const nf_idx taken = (nf_idx)nf_take_" + std::string(mode_name(s_.take->mode)) +
+           "(v, extent);");
     w.line("out0[at_out] = slice[taken];");
     w.close();
     w.close();
@@ -342,7 +330,8 @@ class GatherKernel {
     w.line("at_out += c * st_out.d[k];");
     w.close();
     w.line("const long long v = in1[at_index];");
-    w.line("const nf_idx taken = (nf_idx)(" + landing(s_.take->mode) + ");");
+    w.line("const nf_idx taken = (nf_idx)nf_take_" + std::string(mode_name(s_.take->mode)) +
+           "(v, extent);");
   }
 
   std::string kernel_text(const std::string& element) {

@@ -28,7 +28,8 @@ struct GatherSpec {
   int vector = 1;
   // Rows (the last dim not gathered) of a warp's units or more: a group of
   // `group` threads (a warp) copies a run of group * per_lane units of a
-  // row, each lane per_lane units `group` apart. Otherwise 1 and 1.
+  // row, each lane per_lane units `group` apart. Otherwise both 1: a thread a
+  // unit.
   int group = 1;
   int per_lane = 1;
   // The walk's domain: the take's, its last dim in runs for rows; the

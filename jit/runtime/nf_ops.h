@@ -1,8 +1,8 @@
 // One function per elementwise op of the op table (src/graph/ops.def), over
-// the compute types of nf_defs.h. Operands arrive already promoted: every
-// overload here takes operands of one compute type. Integer arithmetic wraps
-// (two's complement), as numpy's does, and is written so that C++ sees no
-// signed overflow.
+// the compute types of nf_defs.h, and the index rule of its take. Operands
+// arrive already promoted: every overload here takes operands of one compute
+// type. Integer arithmetic wraps (two's complement), as numpy's does, and is
+// written so that C++ sees no signed overflow.
 #pragma once
 
 #include "nf_defs.h"
@@ -372,6 +372,21 @@ NF_HD T nf_where(nf_b8 c, T a, T b) {
 template <class T>
 NF_HD T nf_clip(T x, T lo, T hi) {
   return nf_minimum(nf_maximum(x, lo), hi);
+}
+
+// ---- take --------------------------------------------------------------------
+// Where numpy's take lands index v along an axis of length n, in each of its
+// modes (raise: v already checked to lie in -n .. n-1): what the generated
+// gather kernel calls as nf_take_<mode>, and the CPU backend's gather step.
+
+NF_HD long long nf_take_raise(long long v, long long n) {
+  return v < 0 ? v + n : v;
+}
+NF_HD long long nf_take_wrap(long long v, long long n) {
+  return (v % n + n) % n;
+}
+NF_HD long long nf_take_clip(long long v, long long n) {
+  return v < 0 ? 0 : v >= n ? n - 1 : v;
 }
 
 #undef NF_FLOAT_FN

@@ -8,6 +8,7 @@
 #include "cpu/thread_pool.hpp"
 #include "numfuse/errors.hpp"
 #include "plan/gather_map.hpp"
+#include "runtime/nf_ops.h"
 
 namespace nf::cpu {
 namespace {
@@ -20,6 +21,18 @@ std::int64_t index_at(const char* p, DType t) {
       return *reinterpret_cast<const std::int32_t*>(p);
     default:
       return *reinterpret_cast<const std::int64_t*>(p);
+  }
+}
+
+// Where index v lands along an axis of length n: the generated kernel's rule.
+std::int64_t landing(std::int64_t v, std::int64_t n, TakeMode mode) {
+  switch (mode) {
+    case TakeMode::wrap:
+      return nf_take_wrap(v, n);
+    case TakeMode::clip:
+      return nf_take_clip(v, n);
+    default:
+      return nf_take_raise(v, n);
   }
 }
 
@@ -68,9 +81,8 @@ void run_gather(const Program& p, const Step& s, const Write& out, const Memory&
     }
     auto source = [&](std::int64_t j) {
       const std::int64_t v = index_at(i0 + (at_i + j * m.indices[rank - 1]) * isize, idx.dtype());
-      return a0 +
-             (at_a + j * m.array[rank - 1] + gathered_index(v, m.extent, t.mode) * m.axis_stride) *
-                 std::int64_t(size);
+      return a0 + (at_a + j * m.array[rank - 1] + landing(v, m.extent, t.mode) * m.axis_stride) *
+                      std::int64_t(size);
     };
     if (whole_rows) {
       std::memcpy(o0 + at_o * std::int64_t(size), source(0), std::size_t(len) * size);

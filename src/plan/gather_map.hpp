@@ -26,17 +26,4 @@ struct GatherMap {
 // second's).
 GatherMap gather_map(const Node& t, const Strides& array_strides, const Strides& index_strides);
 
-// Where index v lands along an axis of length n under `mode` (v already
-// checked to lie in -n .. n-1 for raise): numpy's take.
-inline std::int64_t gathered_index(std::int64_t v, std::int64_t n, TakeMode mode) {
-  switch (mode) {
-    case TakeMode::wrap:
-      return (v % n + n) % n;
-    case TakeMode::clip:
-      return v < 0 ? 0 : v >= n ? n - 1 : v;
-    default:
-      return v < 0 ? v + n : v;
-  }
-}
-
 }  // namespace nf
