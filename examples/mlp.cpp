@@ -14,10 +14,19 @@
 //
 //   mlp [--data DIR] [--out DIR] [--epochs N] [--sigmoid] [--quick]
 //       [--eta X] [--momentum X] [--decay X] [--batch N] [--hidden N,N,...]
+//       [--bucket-mib X]
 //   mlp --check-gradients   backprop against central differences, f64, on the CPU
 //
 // --quick trains a small net on a subset for a few epochs and checks its
 // outcome (CI runs it on the CPU backend).
+//
+// Under `mpirun -np N` (where numfuse::dist is built) the N processes train
+// one net data-parallel, one GPU each: each its share of every minibatch,
+// the gradients summed over the processes in buckets of --bucket-mib MiB,
+// the figures and files of the lead process. The curves are those of one
+// process with the same --batch, up to the order of the sums.
+//
+//   mpirun -np 2 mlp --batch 1024
 #include <numfuse/io.hpp>
 #include <numfuse/numfuse.hpp>
 
@@ -34,23 +43,25 @@
 
 #include "fashion_mnist.hpp"
 #include "plot.hpp"
+#include "ranks.hpp"
 
 namespace {
 
 struct Hyper {
   std::vector<std::int64_t> hidden = {2048, 2048};  // units per hidden layer
-  std::int64_t batch = 128;
-  double eta = 0.05;     // learning rate
-  double alpha = 0.9;    // momentum
-  double lambda = 1e-3;  // weight decay
-  int halve_after = 3;   // epochs without a better validation loss before eta halves
-  int stop_after = 8;    // and before training stops
+  std::int64_t batch = 128;                         // images a step, over all processes
+  double eta = 0.05;                                // learning rate
+  double alpha = 0.9;                               // momentum
+  double lambda = 1e-3;                             // weight decay
+  int halve_after = 3;  // epochs without a better validation loss before eta halves
+  int stop_after = 8;   // and before training stops
 };
 
 struct Options : example::TrainingFlags {
   bool sigmoid = false;
   bool check_gradients = false;
   Hyper hp;
+  double bucket_mib = 25;  // gradients summed over the processes in buckets of this size
   Options() {
     out = "mlp-results";
     epochs = 60;
@@ -117,17 +128,21 @@ nf::Expr cross_entropy(const nf::Array& z, const nf::Expr& y) {
   return nf::logsumexp(z, 1) - nf::sum(y * z, 1);
 }
 
-// dE/dw and dE/db of E = mean cross-entropy, layer by layer.
+// dE/dw and dE/db of E = the cross-entropy summed over the rows of p and
+// divided by `batch`, layer by layer, last first. Where p holds a process's
+// share of the minibatch and `batch` is the whole minibatch's size, the sums
+// over the processes that `sum` makes are the gradients of the mean over the
+// whole minibatch.
 std::vector<Gradient> backward(const std::vector<Layer>& net, const Pass& p, const nf::Expr& y,
-                               bool sigmoid) {
-  const double n = double(p.z.shape()[0]);
+                               bool sigmoid, double batch, example::Buckets& sum) {
   std::vector<Gradient> g(net.size());
-  nf::Array delta = (nf::exp(p.z - nf::logsumexp(p.z, 1)) - y) / n;  // softmax - y
+  nf::Array delta = (nf::exp(p.z - nf::logsumexp(p.z, 1)) - y) / batch;  // softmax - y
   for (std::size_t l = net.size(); l-- > 0;) {
-    g[l].w = nf::dot(p.h[l].T(), delta);
-    g[l].b = nf::squeeze(nf::sum(delta, 0));
+    sum.add(nf::dot(p.h[l].T(), delta), &g[l].w);
+    sum.add(nf::squeeze(nf::sum(delta, 0)), &g[l].b);
     if (l > 0) delta = nf::dot(delta, net[l].w.T()) * slope(p.h[l], sigmoid);
   }
+  sum.flush();
   return g;
 }
 
@@ -145,17 +160,29 @@ struct Score {
   double loss = 0, accuracy = 0;
 };
 
-Score evaluate(const std::vector<Layer>& net, const nf::Array& x, const nf::Array& labels,
-               bool sigmoid) {
-  const Pass p = forward(net, x, sigmoid);
-  const double n = double(labels.shape()[0]);
-  return {nf::sum(cross_entropy(p.z, one_hot(labels, 10, p.z.dtype()))).item<double>() / n,
-          correct(p.z, labels).item<double>() / n};
-}
-
 // Rows [from, to) of x.
 nf::Array rows(const nf::Array& x, std::int64_t from, std::int64_t to) {
   return x.ndim() == 1 ? x(nf::slice(from, to)) : x(nf::slice(from, to), nf::all);
+}
+
+// The scalars xs summed over the processes, as the lead process has them,
+// so that every process decides alike (to stop, or to halve the rate).
+std::vector<double> summed(const std::vector<nf::Expr>& xs, const example::Ranks& ranks) {
+  std::vector<nf::Expr> flat;
+  for (const nf::Expr& x : xs) flat.push_back(nf::reshape(nf::astype(x, nf::f64), {1}));
+  return ranks.agreed(ranks.sum({nf::concatenate(flat)})[0]).to_vector<double>();
+}
+
+// Each process scores its share of the rows.
+Score evaluate(const std::vector<Layer>& net, const nf::Array& x, const nf::Array& labels,
+               bool sigmoid, const example::Ranks& ranks) {
+  const auto [first, last] = ranks.share(labels.shape()[0]);
+  const nf::Array mine = rows(labels, first, last);
+  const Pass p = forward(net, rows(x, first, last), sigmoid);
+  const std::vector<double> s = summed(
+      {nf::sum(cross_entropy(p.z, one_hot(mine, 10, p.z.dtype()))), correct(p.z, mine)}, ranks);
+  const double n = double(labels.shape()[0]);
+  return {s[0] / n, s[1] / n};
 }
 
 // Element k (C order) of a 1-D or 2-D array set to v.
@@ -181,7 +208,9 @@ int check_gradients() {
     auto loss = [&] {
       return nf::mean(cross_entropy(forward(net, x, sigmoid).z, y)).item<double>();
     };
-    const std::vector<Gradient> g = backward(net, forward(net, x, sigmoid), y, sigmoid);
+    example::Buckets alone(example::Ranks(), 0);
+    const std::vector<Gradient> g =
+        backward(net, forward(net, x, sigmoid), y, sigmoid, double(x.shape()[0]), alone);
     // Central differences err by eps^2 times the third derivative, and by the
     // loss's rounding (some 1e-16) over 2 eps: at 1e-5 both stay near 1e-10.
     const double eps = 1e-5;
@@ -240,11 +269,17 @@ Data load(const Options& o) {
 }
 
 int train(const Options& o) {
+  const example::Ranks ranks = example::Ranks::from_launch();
+  const bool lead = ranks.lead();
   const Data d = load(o);
   Hyper hp = o.hp;
   if (o.quick) {
     hp.hidden = {64};
     hp.batch = 50;
+  }
+  if (hp.batch < ranks.size()) {
+    throw nf::ValueError("--batch " + std::to_string(hp.batch) + " gives some of the " +
+                         std::to_string(ranks.size()) + " processes no images");
   }
   std::vector<std::int64_t> sizes{784};
   sizes.insert(sizes.end(), hp.hidden.begin(), hp.hidden.end());
@@ -253,19 +288,27 @@ int train(const Options& o) {
   nf::seed(1);
   std::vector<Layer> net = make_net(sizes, nf::f32);
   std::vector<Layer> best = net;
-  std::printf("device %s, %s units, layers", nf::to_string(nf::default_device()).c_str(),
-              o.sigmoid ? "sigmoid" : "tanh");
-  for (std::int64_t s : sizes) std::printf(" %lld", static_cast<long long>(s));
-  std::printf(", %lld training / %lld validation / %lld test images\n",
-              static_cast<long long>(d.train_x.shape()[0]),
-              static_cast<long long>(d.val_x.shape()[0]),
-              static_cast<long long>(d.test_x.shape()[0]));
+  if (lead) {
+    std::printf("device %s", nf::to_string(nf::default_device()).c_str());
+    if (ranks.size() > 1) std::printf(" and %d more processes", ranks.size() - 1);
+    std::printf(", %s units, layers", o.sigmoid ? "sigmoid" : "tanh");
+    for (std::int64_t s : sizes) std::printf(" %lld", static_cast<long long>(s));
+    std::printf(", %lld training / %lld validation / %lld test images, %lld a minibatch\n",
+                static_cast<long long>(d.train_x.shape()[0]),
+                static_cast<long long>(d.val_x.shape()[0]),
+                static_cast<long long>(d.test_x.shape()[0]), static_cast<long long>(hp.batch));
+  }
 
-  std::filesystem::create_directories(o.out);
   const std::string csv_path = o.out + "/curves.csv";
-  std::ofstream csv(csv_path);
-  csv << "epoch,train_loss,train_accuracy,validation_loss,validation_accuracy,seconds\n";
+  std::ofstream csv;
+  if (lead) {
+    std::filesystem::create_directories(o.out);
+    csv.open(csv_path);
+    csv << "epoch,train_loss,train_accuracy,validation_loss,validation_accuracy,seconds\n";
+  }
   const std::int64_t n = d.train_x.shape()[0], batches = n / hp.batch;
+  const auto [first, last] = ranks.share(hp.batch);  // this process's rows of a minibatch
+  example::Buckets buckets(ranks, std::int64_t(o.bucket_mib * (1 << 20)));
   double eta = hp.eta, best_loss = INFINITY;
   int best_epoch = 0, stalled = 0;
   for (int epoch = 1; epoch <= epochs; ++epoch) {
@@ -276,28 +319,31 @@ int train(const Options& o) {
     // Reductions keep their axes: sums over everything are (1, 1).
     nf::Array loss_sum = nf::zeros({1, 1}), right = nf::zeros({1, 1}, nf::i64);
     for (std::int64_t k = 0; k < batches; ++k) {
-      const nf::Array idx = order(nf::slice(k * hp.batch, (k + 1) * hp.batch));
+      const nf::Array idx = order(nf::slice(k * hp.batch + first, k * hp.batch + last));
       const nf::Array x = nf::take(d.train_x, idx, 0, nf::TakeMode::clip);
       const nf::Array labels = nf::take(d.train_y, idx, 0, nf::TakeMode::clip);
       const nf::Expr y = one_hot(labels, 10, nf::f32);
       const Pass p = forward(net, x, o.sigmoid);
       loss_sum += nf::sum(cross_entropy(p.z, y));
       right += correct(p.z, labels);
-      update(net, backward(net, p, y, o.sigmoid), hp, eta);
+      update(net, backward(net, p, y, o.sigmoid, double(hp.batch), buckets), hp, eta);
     }
     const double seen = double(batches * hp.batch);
-    const double train_loss = loss_sum.item<double>() / seen;
-    const double train_acc = right.item<double>() / seen;
+    const std::vector<double> sums = summed({loss_sum, right}, ranks);
+    const double train_loss = sums[0] / seen, train_acc = sums[1] / seen;
     const std::chrono::duration<double> secs = std::chrono::steady_clock::now() - start;
-    const Score val = evaluate(net, d.val_x, d.val_y, o.sigmoid);
-    std::printf(
-        "epoch %2d: train loss %.4f accuracy %.4f, validation loss %.4f accuracy %.4f, "
-        "%.2f s, eta %.4f\n",
-        epoch, train_loss, train_acc, val.loss, val.accuracy, secs.count(), eta);
-    csv << epoch << ',' << train_loss << ',' << train_acc << ',' << val.loss << ',' << val.accuracy
-        << ',' << secs.count() << '\n';
-    csv.flush();
-    std::fflush(stdout);  // progress shows as it happens, also in a log file
+    const Score val = evaluate(net, d.val_x, d.val_y, o.sigmoid, ranks);
+    if (lead) {
+      std::printf(
+          "epoch %2d: train loss %.4f accuracy %.4f, validation loss %.4f accuracy %.4f, "
+          "%.2f s (%.0f images/s), eta %.4f\n",
+          epoch, train_loss, train_acc, val.loss, val.accuracy, secs.count(), seen / secs.count(),
+          eta);
+      csv << epoch << ',' << train_loss << ',' << train_acc << ',' << val.loss << ','
+          << val.accuracy << ',' << secs.count() << '\n';
+      csv.flush();
+      std::fflush(stdout);  // progress shows as it happens, also in a log file
+    }
     if (val.loss < best_loss) {
       best_loss = val.loss;
       best_epoch = epoch;
@@ -307,14 +353,15 @@ int train(const Options& o) {
         best[l].b = nf::copy(net[l].b);
       }
     } else if (++stalled >= hp.stop_after) {
-      std::printf("validation loss stalled for %d epochs: stopping\n", stalled);
+      if (lead) std::printf("validation loss stalled for %d epochs: stopping\n", stalled);
       break;
     } else if (stalled % hp.halve_after == 0) {
       eta /= 2;
     }
   }
 
-  const Score test = evaluate(best, d.test_x, d.test_y, o.sigmoid);
+  const Score test = evaluate(best, d.test_x, d.test_y, o.sigmoid, ranks);
+  if (!lead) return 0;
   std::printf("test accuracy %.4f (loss %.4f) with the weights of epoch %d\n", test.accuracy,
               test.loss, best_epoch);
   std::map<std::string, nf::Array> weights;
@@ -346,7 +393,9 @@ int usage() {
   std::fprintf(stderr,
                "usage: mlp [--data DIR] [--out DIR] [--epochs N] [--sigmoid] [--quick]\n"
                "           [--eta X] [--momentum X] [--decay X] [--batch N] [--hidden N,N,...]\n"
-               "       mlp --check-gradients\n");
+               "           [--bucket-mib X]\n"
+               "       mlp --check-gradients\n"
+               "       mpirun -np N mlp ...   (data-parallel over N processes, one GPU each)\n");
   return 2;
 }
 
@@ -374,6 +423,8 @@ int main(int argc, char** argv) {
         p = *end == ',' ? end + 1 : end;
         if (o.hp.hidden.back() < 1) return usage();
       }
+    } else if (a == "--bucket-mib" && has_value) {
+      o.bucket_mib = std::atof(argv[++i]);
     } else if (a == "--sigmoid") {
       o.sigmoid = true;
     } else if (a == "--check-gradients") {
@@ -382,6 +433,8 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
-  if (o.epochs < 1 || o.hp.batch < 1 || o.hp.hidden.empty()) return usage();
+  if (o.epochs < 1 || o.hp.batch < 1 || o.hp.hidden.empty() || !(o.bucket_mib >= 0)) {
+    return usage();
+  }
   return o.check_gradients ? check_gradients() : train(o);
 }
