@@ -58,6 +58,7 @@ class NcclTransport final : public Transport {
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, communicator());
     const cuda::DeviceGuard guard(device);
     check(ncclCommInitRank(&comm_, size(), id, rank()), "making the communicator");
+    finalize_at_exit();
   }
   ~NcclTransport() override { ncclCommDestroy(comm_); }
   NcclTransport(const NcclTransport&) = delete;

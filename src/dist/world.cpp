@@ -73,10 +73,6 @@ void choose_device(const World& w) {
   set_default_device({Device::Kind::cuda, w.local_rank});
 }
 
-void finalize_at_exit() {
-  if (g_world.initialized) finalize();
-}
-
 }  // namespace
 
 void init() {
@@ -99,8 +95,7 @@ void init() {
   w.previous_terminate = std::set_terminate(on_terminate);
   w.initialized = true;
   g_world = w;
-  static const bool registered = (std::atexit(finalize_at_exit), true);
-  (void)registered;
+  finalize_at_exit();
 }
 
 void finalize() {
@@ -127,6 +122,14 @@ int size() {
 
 int local_rank() {
   return world().local_rank;
+}
+
+// Exit handlers run last registered first; finalize() does nothing once
+// done, so registering it again only moves it earlier.
+void finalize_at_exit() {
+  std::atexit([] {
+    if (g_world.initialized) finalize();
+  });
 }
 
 MPI_Comm communicator() {

@@ -18,4 +18,10 @@ MPI_Comm communicator();
 // others wait in, a communicator NCCL has broken).
 [[noreturn]] void end_job(const std::string& why);
 
+// Has finalize() run at exit before every exit handler registered so far.
+// init() calls it, and so does each NCCL communicator once made: NCCL starts
+// a CUDA runtime of its own then, whose exit handler unloads it, and a
+// communicator destroyed after that crashes the process on its way out.
+void finalize_at_exit();
+
 }  // namespace nf::dist
