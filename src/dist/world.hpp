@@ -19,9 +19,10 @@ MPI_Comm communicator();
 [[noreturn]] void end_job(const std::string& why);
 
 // Has finalize() run at exit before every exit handler registered so far.
-// init() calls it, and so does each NCCL communicator once made: NCCL starts
-// a CUDA runtime of its own then, whose exit handler unloads it, and a
-// communicator destroyed after that crashes the process on its way out.
+// init() calls it, and so does each NCCL communicator once made: making one
+// starts NCCL's own CUDA runtime, whose exit handlers come later, and a
+// communicator destroyed after they ran left the heap broken (glibc aborted
+// in MPI_Finalize, on the H200s with NCCL 2.28).
 void finalize_at_exit();
 
 }  // namespace nf::dist
