@@ -96,11 +96,12 @@ class Ranks {
 };
 
 // Gradients summed over the ranks in buckets, as PyTorch's
-// DistributedDataParallel sums them: a bucket goes as soon as it holds
+// DistributedDataParallel sums them: a bucket is sent as soon as it holds
 // `bytes`, in the order backprop finds the gradients (the last layer first),
-// so that a large net pays a few collectives a step, not one a gradient, and
-// its first buckets are queued while the layers below are still being worked
-// out. Each gradient's statement is evaluated straight into its bucket.
+// so that a large net pays a few collectives a step, not one a gradient.
+// Each bucket's sum runs beside the products of the layers below
+// (nf::dist::all_reduce_async), and each gradient's statement is evaluated
+// straight into its bucket.
 class Buckets {
  public:
   Buckets(Ranks ranks, std::int64_t bytes) : ranks_(ranks), bytes_(bytes) {}
@@ -112,27 +113,43 @@ class Buckets {
       *to = x;
       return;
     }
-    pending_.push_back(x);
+    filling_.push_back(x);
     targets_.push_back(to);
     held_ += x.size() * std::int64_t(nf::itemsize(x.dtype()));
-    if (held_ >= bytes_) flush();
+    if (held_ >= bytes_) send();
   }
 
+  // Every gradient added, summed and in its place.
   void flush() {
-    if (pending_.empty()) return;
-    std::vector<nf::Array> summed = ranks_.sum(pending_);
-    for (std::size_t k = 0; k < summed.size(); ++k) *targets_[k] = std::move(summed[k]);
-    pending_.clear();
+    send();
+#if NF_EXAMPLE_DIST
+    for (auto& [sum, targets] : sent_) {
+      const std::vector<nf::Array> summed = sum.wait();
+      for (std::size_t k = 0; k < summed.size(); ++k) *targets[k] = summed[k];
+    }
+    sent_.clear();
+#endif
+  }
+
+ private:
+  void send() {
+    if (filling_.empty()) return;
+#if NF_EXAMPLE_DIST
+    sent_.emplace_back(nf::dist::all_reduce_async(filling_), std::move(targets_));
+#endif
+    filling_.clear();
     targets_.clear();
     held_ = 0;
   }
 
- private:
   Ranks ranks_;
   std::int64_t bytes_;
-  std::vector<nf::Expr> pending_;
+  std::vector<nf::Expr> filling_;
   std::vector<nf::Array*> targets_;
   std::int64_t held_ = 0;
+#if NF_EXAMPLE_DIST
+  std::vector<std::pair<nf::dist::Pending, std::vector<nf::Array*>>> sent_;
+#endif
 };
 
 }  // namespace example

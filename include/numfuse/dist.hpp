@@ -22,6 +22,7 @@
 // collectives where it also finds NCCL.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "numfuse/array.hpp"
@@ -58,6 +59,41 @@ void all_reduce(const Expr& x, Op op, const Array& out);
 // one buffer; the results are views of it, in the order given. Every x has
 // one dtype and device.
 std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op = Op::sum);
+
+// A list's all_reduce on its way: all_reduce_async queues the collective on
+// a stream of its own, beside the work numfuse queues on this rank's GPU
+// after it, and wait() has numfuse's work from then on wait for it (on the
+// device, not the host) and gives the results, as all_reduce(xs, op) would.
+// Backprop's gradients summed bucket by bucket while the layers below are
+// still being worked out:
+//
+//   nf::dist::Pending top = nf::dist::all_reduce_async({dw2, db2});
+//   nf::Array dz = nf::dot(dy, w2.T()) * (1 - h * h);  // beside the sum
+//   std::vector<nf::Array> g = top.wait();
+//
+// The arrays xs read are free to change once this returns. On the CPU
+// backend the collective has run by the time it returns. Destroying a
+// Pending that was not waited for waits for it all the same.
+class Pending {
+ public:
+  Pending();
+  ~Pending();
+  Pending(Pending&&) noexcept;
+  Pending& operator=(Pending&&) noexcept;
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
+
+  // The combined arrays, views of one buffer, in the order given; the same
+  // ones again if called again.
+  std::vector<Array> wait();
+
+ private:
+  friend Pending all_reduce_async(const std::vector<Expr>& xs, Op op);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+Pending all_reduce_async(const std::vector<Expr>& xs, Op op = Op::sum);
 
 // x of rank `root` on every rank. The other ranks' x give only the shape and
 // dtype, which must match root's; they are not evaluated.

@@ -2,7 +2,10 @@
 // the statement into the buffer the transport reads, move the bytes.
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/execute.hpp"
@@ -115,7 +118,17 @@ void all_reduce(const Expr& x, Op op, const Array& out) {
   combine(out, op);
 }
 
-std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op) {
+namespace {
+
+// A list's statements, agreed on and evaluated into one buffer, ready to be
+// combined: `flat` the buffer, `out` the views of it the caller gets.
+struct Bucket {
+  Array flat;
+  std::vector<Array> out;
+  Op op = Op::sum;
+};
+
+Bucket bucket_of(const std::vector<Expr>& xs, Op op) {
   std::exception_ptr fault;
   Call call{Collective::all_reduce,
             op,
@@ -143,17 +156,66 @@ std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op) {
   agree(call);
   if (fault) std::rethrow_exception(fault);
   if (xs.empty()) return {};
-  op = checked_op(call);
-  const Array flat = new_array(call.dtype, call.shape, device_of(xs[0]));
-  std::vector<Array> out;
+  Bucket b{new_array(call.dtype, call.shape, device_of(xs[0])), {}, checked_op(call)};
   std::vector<NodePtr> roots;
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    out.push_back(flat(slice(offsets[i], offsets[i + 1])).reshape(xs[i].shape()));
+    b.out.push_back(b.flat(slice(offsets[i], offsets[i + 1])).reshape(xs[i].shape()));
     roots.push_back(xs[i].node());
   }
-  execute(roots, out);
-  combine(flat, op);
-  return out;
+  execute(roots, b.out);
+  return b;
+}
+
+}  // namespace
+
+std::vector<Array> all_reduce(const std::vector<Expr>& xs, Op op) {
+  Bucket b = bucket_of(xs, op);
+  if (!b.out.empty()) combine(b.flat, b.op);
+  return b.out;
+}
+
+// The buffer stays held until wait(), so that numfuse's pool cannot hand its
+// memory out again while the collective beside numfuse's stream still uses it.
+struct Pending::State {
+  Bucket bucket;
+  std::function<void()> join;  // has numfuse's stream wait for the collective
+};
+
+Pending::Pending() = default;
+Pending::Pending(Pending&&) noexcept = default;
+Pending& Pending::operator=(Pending&& other) noexcept {
+  if (this != &other) {
+    Pending old(std::move(*this));
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+Pending::~Pending() {
+  try {
+    wait();
+  } catch (...) {
+    // A broken device: what queues on it next reports it.
+  }
+}
+
+std::vector<Array> Pending::wait() {
+  if (!state_) return {};
+  if (state_->join) std::exchange(state_->join, nullptr)();
+  return state_->bucket.out;
+}
+
+Pending all_reduce_async(const std::vector<Expr>& xs, Op op) {
+  Pending p;
+  p.state_ = std::make_unique<Pending::State>();
+  p.state_->bucket = bucket_of(xs, op);
+  const Array& flat = p.state_->bucket.flat;
+  if (flat.size()) {
+    p.state_->join =
+        transport(flat.device())
+            .all_reduce_beside(data_of(flat), count_of(flat), flat.dtype(), p.state_->bucket.op);
+  }
+  return p;
 }
 
 Array broadcast(const Expr& x, int root) {

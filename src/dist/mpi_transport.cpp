@@ -127,6 +127,12 @@ class MpiTransport final : public Transport {
     if (op == Op::mean) divide(data, count, dtype, size());
   }
 
+  std::function<void()> all_reduce_beside(void* data, std::size_t count, DType dtype,
+                                          Op op) override {
+    all_reduce(data, count, dtype, op);
+    return [] {};
+  }
+
   void broadcast(void* data, std::size_t count, DType dtype, int root) override {
     MPI_Bcast(data, mpi_count(count, "broadcast"), mpi_type(dtype), root, communicator());
   }

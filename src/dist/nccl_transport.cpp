@@ -3,10 +3,12 @@
 // the result, with no wait on the host.
 #include <nccl.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "cuda/check.hpp"
 #include "cuda/devices.hpp"
 #include "dist/transport.hpp"
 #include "dist/world.hpp"
@@ -58,9 +60,19 @@ class NcclTransport final : public Transport {
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, communicator());
     const cuda::DeviceGuard guard(device);
     check(ncclCommInitRank(&comm_, size(), id, rank()), "making the communicator");
+    // The highest priority, so that a collective's blocks start as soon as
+    // the products beside it leave room, rather than after all of them.
+    int lowest = 0, highest = 0;
+    NF_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lowest, &highest));
+    NF_CUDA_CHECK(cudaStreamCreateWithPriority(&beside_, cudaStreamNonBlocking, highest));
+    // After NCCL's CUDA runtime and this library's have started, and so
+    // registered their exit handlers.
     finalize_at_exit();
   }
-  ~NcclTransport() override { ncclCommDestroy(comm_); }
+  ~NcclTransport() override {
+    ncclCommDestroy(comm_);
+    cudaStreamDestroy(beside_);
+  }
   NcclTransport(const NcclTransport&) = delete;
   NcclTransport& operator=(const NcclTransport&) = delete;
 
@@ -69,6 +81,29 @@ class NcclTransport final : public Transport {
     check(ncclAllReduce(data, data, count, nccl_type(dtype), nccl_op(op), comm_,
                         cuda::stream(device_)),
           "all_reduce");
+  }
+
+  // numfuse's stream -> `queued` -> the collective on beside_ -> `done`,
+  // which numfuse's stream waits for when the function returned is called.
+  std::function<void()> all_reduce_beside(void* data, std::size_t count, DType dtype,
+                                          Op op) override {
+    check_health();
+    const cuda::DeviceGuard guard(device_);
+    cudaEvent_t queued = nullptr, done = nullptr;
+    NF_CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
+    NF_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    NF_CUDA_CHECK(cudaEventRecord(queued, cuda::stream(device_)));
+    NF_CUDA_CHECK(cudaStreamWaitEvent(beside_, queued));
+    check(ncclAllReduce(data, data, count, nccl_type(dtype), nccl_op(op), comm_, beside_),
+          "all_reduce");
+    NF_CUDA_CHECK(cudaEventRecord(done, beside_));
+    cudaEventDestroy(queued);  // freed once it has happened
+    const int device = device_;
+    return [device, done] {
+      const cuda::DeviceGuard guard(device);
+      NF_CUDA_CHECK(cudaStreamWaitEvent(cuda::stream(device), done));
+      cudaEventDestroy(done);
+    };
   }
 
   void broadcast(void* data, std::size_t count, DType dtype, int root) override {
@@ -116,6 +151,7 @@ class NcclTransport final : public Transport {
 
   int device_;
   ncclComm_t comm_ = nullptr;
+  cudaStream_t beside_ = nullptr;  // where all_reduce_beside's collectives run
 };
 
 std::map<int, std::unique_ptr<NcclTransport>>& transports() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "numfuse/dist.hpp"
 #include "numfuse/dtype.hpp"
@@ -17,6 +18,12 @@ class Transport {
 
   // `data` holds this rank's `count` elements and receives the combination.
   virtual void all_reduce(void* data, std::size_t count, DType dtype, Op op) = 0;
+  // all_reduce queued beside numfuse's stream rather than on it, after the
+  // work queued there so far; the function returned has numfuse's stream
+  // wait for it. Where there is no such stream (host memory) the collective
+  // has run by the time this returns, and the function does nothing.
+  virtual std::function<void()> all_reduce_beside(void* data, std::size_t count, DType dtype,
+                                                  Op op) = 0;
   // `data` receives root's `count` elements.
   virtual void broadcast(void* data, std::size_t count, DType dtype, int root) = 0;
   // `data` holds size() parts of `count` elements, this rank's in part

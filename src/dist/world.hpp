@@ -20,9 +20,9 @@ MPI_Comm communicator();
 
 // Has finalize() run at exit before every exit handler registered so far.
 // init() calls it, and so does each NCCL communicator once made: making one
-// starts NCCL's own CUDA runtime, whose exit handlers come later, and a
-// communicator destroyed after they ran left the heap broken (glibc aborted
-// in MPI_Finalize, on the H200s with NCCL 2.28).
+// starts NCCL's own CUDA runtime (and numfuse::dist's), whose exit handlers
+// come later, and a communicator destroyed after they ran left the heap
+// broken (glibc aborted in MPI_Finalize, on the H200s with NCCL 2.28).
 void finalize_at_exit();
 
 }  // namespace nf::dist

@@ -291,3 +291,46 @@ TEST_CASE("all_reduce of a list combines each array, all in one buffer") {
   }
   CHECK(nf::dist::all_reduce(std::vector<nf::Expr>{}).empty());
 }
+
+TEST_CASE("all_reduce_async gives all_reduce's results, with work queued beside it") {
+  const int rank = nf::dist::rank();
+  const nf::Shape shapes[] = {{64, 33}, {33}, {5, 7, 3}};
+  std::vector<nf::Array> inputs;
+  std::vector<nf::Expr> first, second;
+  for (std::size_t i = 0; i < 3; ++i) {
+    inputs.push_back(input_of(rank, nf::f32, shapes[i], 70 + i));
+    first.push_back(inputs[i] * 1);
+    second.push_back(input_of(rank, nf::f32, shapes[i], 80 + i) * 2 + 1);
+  }
+  nf::dist::Pending p1 = nf::dist::all_reduce_async(first);
+  // Work on the device between the collective and its wait, and the inputs
+  // changed in place: neither may reach the sums.
+  const nf::Array product = nf::dot(inputs[0].T(), inputs[0]);
+  for (nf::Array& a : inputs) a += 100;
+  nf::dist::Pending p2 = nf::dist::all_reduce_async(second, Op::max);
+  const std::vector<nf::Array> got2 = p2.wait();  // waited for out of order
+  const std::vector<nf::Array> got1 = p1.wait();
+  REQUIRE(got1.size() == 3);
+  REQUIRE(got2.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("array " << i);
+    CHECK(got1[i].shape() == shapes[i]);
+    std::vector<std::vector<double>> each1, each2;
+    for (int r = 0; r < nf::dist::size(); ++r) {
+      each1.push_back(values(input_of(r, nf::f32, shapes[i], 70 + i)));
+      each2.push_back(values(input_of(r, nf::f32, shapes[i], 80 + i) * 2 + 1));
+    }
+    check_close(values(got1[i]), combine(each1, Op::sum, nf::f32));
+    check_close(values(got2[i]), combine(each2, Op::max, nf::f32));
+  }
+  // The product queued beside the first sum is this rank's own.
+  const nf::Array mine = input_of(rank, nf::f32, shapes[0], 70);
+  CHECK(nf::max(nf::abs(product - nf::dot(mine.T(), mine))).item<double>() <= 1e-3);
+  // Waiting again gives the same arrays; a Pending let go unwaited waits as
+  // it goes, and the collectives after it still meet.
+  CHECK(p1.wait()[0].storage() == got1[0].storage());
+  { nf::dist::Pending dropped = nf::dist::all_reduce_async({inputs[1] * 1}); }
+  CHECK(nf::dist::all_reduce_async(std::vector<nf::Expr>{}).wait().empty());
+  CHECK(values(nf::dist::all_reduce(nf::ones({2}))) ==
+        std::vector<double>(2, double(nf::dist::size())));
+}
