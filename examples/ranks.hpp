@@ -61,9 +61,10 @@ class Ranks {
   int size() const {
     return size_;
   }
+  // The rank that prints and writes files.
   bool lead() const {
     return rank_ == 0;
-  }  // the rank that prints and writes files
+  }
 
   // This rank's rows [first, last) of n: contiguous parts, as even as n
   // allows.
