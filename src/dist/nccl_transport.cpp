@@ -1,6 +1,8 @@
 // Collectives over NCCL for arrays on a GPU, queued on numfuse's stream of
 // that device: after the kernel that wrote the data, before any that reads
-// the result, with no wait on the host.
+// the result, with no wait on the host. all_reduce_beside queues its
+// collective on a stream of its own instead, ordered against numfuse's by
+// events.
 #include <nccl.h>
 
 #include <functional>
